@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+)
+
+// Env is what a running termlab cluster gives the labs: API clients, the kind
+// node handles (the one exec seam for crictl/systemctl on a node) and versions.
+type Env struct {
+	Name           string
+	KubeconfigPath string
+	RESTConfig     *rest.Config
+	Client         kubernetes.Interface
+
+	// ControlPlane and Workers are the real (kind) nodes, by Kubernetes node name.
+	ControlPlane nodes.Node
+	Workers      []nodes.Node
+	// FakeNodes are the names of the kwok-managed nodes.
+	FakeNodes []string
+
+	Versions Versions
+}
+
+// Versions is recorded in every run's summary.
+type Versions struct {
+	Kind          string `json:"kind"`
+	NodeImage     string `json:"node_image"`
+	NodeImageFrom string `json:"node_image_source"` // "official" or "built"
+	Kubernetes    string `json:"kubernetes_server"`
+	Kwok          string `json:"kwok"`
+	KwokStageSet  string `json:"kwok_stage_set"`
+	Docker        string `json:"docker"`
+}
+
+// Worker returns the real worker node with the given Kubernetes node name, or nil.
+func (e *Env) Worker(name string) nodes.Node {
+	for _, n := range e.Workers {
+		if n.String() == name {
+			return n
+		}
+	}
+	return nil
+}
