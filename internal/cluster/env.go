@@ -20,6 +20,9 @@ type Env struct {
 	// FakeNodes are the names of the kwok-managed nodes.
 	FakeNodes []string
 
+	// WorkloadImage is the labs' heartbeat image (cmd/heartbeat), loaded on every real node.
+	WorkloadImage string
+
 	Versions Versions
 }
 

@@ -1,0 +1,387 @@
+// Package cluster creates, reuses, inspects and deletes the termlab kind
+// cluster through kind's Go API, and hands the labs an Env.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/termlab/termlab/internal/progress"
+)
+
+// DefaultName is the kind cluster name.
+const DefaultName = "termlab"
+
+// Options say which cluster to bring up and how.
+type Options struct {
+	Name           string
+	ConfigPath     string // manifests/kind/cluster.yaml
+	KubeconfigPath string // project-local kubeconfig
+	NodeImage      string
+	// ImageRepository is set when control-plane images are local (see HostFacts).
+	ImageRepository string
+	// Recreate deletes an existing cluster first.
+	Recreate bool
+	// ReadyTimeout bounds the wait for every node to be Ready.
+	ReadyTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Name == "" {
+		o.Name = DefaultName
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 5 * time.Minute
+	}
+}
+
+func provider(log *progress.Logger) *kindcluster.Provider {
+	return kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindLogger{log}))
+}
+
+// Health describes an existing cluster.
+type Health struct {
+	Exists  bool
+	Healthy bool
+	Problem string // why it is not healthy
+	Image   string // node image the control plane runs
+}
+
+// Check inspects an existing cluster: all node containers running, the API
+// answering, and the node image the one wanted.
+func Check(ctx context.Context, log *progress.Logger, o Options) Health {
+	o.defaults()
+	p := provider(log)
+	names, err := p.List()
+	if err != nil {
+		return Health{Problem: "listing kind clusters: " + err.Error()}
+	}
+	if !contains(names, o.Name) {
+		return Health{}
+	}
+	h := Health{Exists: true}
+	ns, err := p.ListNodes(o.Name)
+	if err != nil || len(ns) == 0 {
+		h.Problem = fmt.Sprintf("cluster %q has no node containers (half-created?)", o.Name)
+		return h
+	}
+	cfgData, err := os.ReadFile(o.ConfigPath)
+	if err == nil {
+		if cfg, err := RenderConfig(cfgData, o.Name, HostFacts{}); err == nil {
+			if cp, w := CountRoles(cfg); cp+w != len(ns) {
+				h.Problem = fmt.Sprintf("cluster %q has %d node containers, config asks for %d", o.Name, len(ns), cp+w)
+				return h
+			}
+		}
+	}
+	for _, n := range ns {
+		state, image, err := containerState(ctx, n.String())
+		if err != nil {
+			h.Problem = err.Error()
+			return h
+		}
+		if state != "running" {
+			h.Problem = fmt.Sprintf("node container %s is %s (after a reboot or dockerd restart?)", n, state)
+			return h
+		}
+		h.Image = image
+	}
+	if o.NodeImage != "" && h.Image != o.NodeImage {
+		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
+		return h
+	}
+	if _, err := os.Stat(o.KubeconfigPath); err != nil {
+		if err := writeKubeconfig(p, o); err != nil {
+			h.Problem = err.Error()
+			return h
+		}
+	}
+	client, err := clientFor(o.KubeconfigPath)
+	if err != nil {
+		h.Problem = err.Error()
+		return h
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := client.CoreV1().Nodes().List(cctx, metav1.ListOptions{}); err != nil {
+		h.Problem = "API server does not answer: " + err.Error()
+		return h
+	}
+	h.Healthy = true
+	return h
+}
+
+// Up creates the cluster, or reuses a healthy one, and waits until every real node is Ready.
+func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
+	o.defaults()
+	p := provider(log)
+	h := Check(ctx, log, o)
+	switch {
+	case h.Exists && h.Healthy && !o.Recreate:
+		log.Infof("reusing healthy cluster %q (node image %s)", o.Name, h.Image)
+	default:
+		if h.Exists {
+			why := h.Problem
+			if o.Recreate {
+				why = "recreate requested"
+			}
+			done := log.Step(fmt.Sprintf("deleting cluster %q (%s)", o.Name, why))
+			err := p.Delete(o.Name, o.KubeconfigPath)
+			done(err)
+			if err != nil {
+				return nil, fmt.Errorf("deleting broken cluster %q: %w", o.Name, err)
+			}
+		}
+		if err := create(ctx, log, p, o); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeKubeconfig(p, o); err != nil {
+		return nil, err
+	}
+	env, err := connect(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	done := log.Step("waiting for every node to be Ready")
+	err = WaitNodesReady(ctx, env.Client, o.ReadyTimeout, nil)
+	done(err)
+	return env, err
+}
+
+func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, o Options) error {
+	base, err := os.ReadFile(o.ConfigPath)
+	if err != nil {
+		return fmt.Errorf("reading kind config: %w", err)
+	}
+	cfg, err := RenderConfig(base, o.Name, HostFacts{CgroupV1: DetectCgroupV1(), ImageRepository: o.ImageRepository})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
+		return err
+	}
+	done := log.Step(fmt.Sprintf("creating kind cluster %q from %s with %s", o.Name, o.ConfigPath, o.NodeImage))
+	stop := log.Ticker("creating the cluster", 20*time.Second)
+	err = p.Create(o.Name,
+		kindcluster.CreateWithV1Alpha4Config(cfg),
+		kindcluster.CreateWithNodeImage(o.NodeImage),
+		kindcluster.CreateWithKubeconfigPath(o.KubeconfigPath),
+		kindcluster.CreateWithWaitForReady(o.ReadyTimeout),
+		kindcluster.CreateWithDisplayUsage(false),
+		kindcluster.CreateWithDisplaySalutation(false),
+	)
+	stop()
+	done(err)
+	if err != nil {
+		return fmt.Errorf("creating kind cluster %q (kind deletes a half-created cluster itself; run with TERMLAB_VERBOSE=1 for kind's log): %w", o.Name, err)
+	}
+	return nil
+}
+
+// writeKubeconfig writes the cluster's kubeconfig to the project-local file
+// only, with owner-only permissions.
+func writeKubeconfig(p *kindcluster.Provider, o Options) error {
+	cfg, err := p.KubeConfig(o.Name, false)
+	if err != nil {
+		return fmt.Errorf("reading kubeconfig of cluster %q: %w", o.Name, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(o.KubeconfigPath, []byte(cfg), 0o600)
+}
+
+// Connect attaches to the running cluster without creating anything.
+func Connect(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
+	o.defaults()
+	p := provider(log)
+	h := Check(ctx, log, o)
+	if !h.Exists {
+		return nil, fmt.Errorf("no kind cluster %q: run `go tool mage cluster:up`", o.Name)
+	}
+	if !h.Healthy {
+		return nil, fmt.Errorf("cluster %q is not healthy (%s): run `go tool mage cluster:up` to repair it", o.Name, h.Problem)
+	}
+	return connect(ctx, p, o)
+}
+
+func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.KubeconfigPath)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", o.KubeconfigPath, err)
+	}
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := p.ListNodes(o.Name)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes of cluster %q: %w", o.Name, err)
+	}
+	env := &Env{Name: o.Name, KubeconfigPath: o.KubeconfigPath, RESTConfig: restCfg, Client: client}
+	cps, err := nodeutils.ControlPlaneNodes(ns)
+	if err != nil || len(cps) == 0 {
+		return nil, fmt.Errorf("cluster %q has no control-plane node: %v", o.Name, err)
+	}
+	env.ControlPlane = cps[0]
+	workers, err := nodeutils.SelectNodesByRole(ns, "worker")
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(workers, func(i, j int) bool { return workers[i].String() < workers[j].String() })
+	env.Workers = workers
+	_, image, err := containerState(ctx, env.ControlPlane.String())
+	if err != nil {
+		return nil, err
+	}
+	env.Versions.NodeImage = image
+	if v, err := client.Discovery().ServerVersion(); err == nil {
+		env.Versions.Kubernetes = v.GitVersion
+	}
+	return env, nil
+}
+
+// Down deletes the cluster and the project-local kubeconfig.
+func Down(ctx context.Context, log *progress.Logger, o Options) error {
+	o.defaults()
+	p := provider(log)
+	names, err := p.List()
+	if err != nil {
+		return err
+	}
+	if !contains(names, o.Name) {
+		log.Infof("no cluster %q to delete", o.Name)
+		_ = os.Remove(o.KubeconfigPath)
+		return nil
+	}
+	done := log.Step(fmt.Sprintf("deleting cluster %q", o.Name))
+	err = p.Delete(o.Name, o.KubeconfigPath)
+	done(err)
+	_ = os.Remove(o.KubeconfigPath)
+	return err
+}
+
+// WaitNodesReady waits until every node matching keep (all when nil) is Ready.
+// It polls to reach a state (recording history is the evidence recorder's job).
+func WaitNodesReady(ctx context.Context, client kubernetes.Interface, timeout time.Duration, keep func(*corev1.Node) bool) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		var notReady []string
+		count := 0
+		for i := range list.Items {
+			n := &list.Items[i]
+			if keep != nil && !keep(n) {
+				continue
+			}
+			count++
+			if !NodeReady(n) {
+				notReady = append(notReady, n.Name)
+			}
+		}
+		last = fmt.Sprintf("not Ready: %v", notReady)
+		return count > 0 && len(notReady) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting %s for nodes to be Ready (%s): %w", timeout, last, err)
+	}
+	return nil
+}
+
+// NodeReady reports the node's Ready condition.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// LoadImage makes a local docker image available to every real node's
+// containerd, skipping nodes that already have the same image ID.
+func LoadImage(ctx context.Context, env *Env, ref string) error {
+	idOut, err := kindexec.Output(kindexec.CommandContext(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref))
+	if err != nil {
+		return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
+	}
+	id := strings.TrimSpace(string(idOut))
+	for _, n := range append([]nodes.Node{env.ControlPlane}, env.Workers...) {
+		if have, err := nodeutils.ImageID(n, ref); err == nil && have == id {
+			continue
+		}
+		if err := loadInto(ctx, n, ref); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadInto(ctx context.Context, n nodes.Node, ref string) error {
+	pr, pw := newPipe()
+	save := kindexec.CommandContext(ctx, "docker", "save", ref).SetStdout(pw)
+	errc := make(chan error, 1)
+	go func() { errc <- pw.closeWith(save.Run()) }()
+	loadErr := nodeutils.LoadImageArchive(n, pr)
+	pr.Close()
+	if saveErr := <-errc; saveErr != nil {
+		return fmt.Errorf("docker save %s: %w", ref, saveErr)
+	}
+	if loadErr != nil {
+		return fmt.Errorf("loading %s into node %s: %w", ref, n, loadErr)
+	}
+	return nil
+}
+
+func containerState(ctx context.Context, name string) (state, image string, err error) {
+	out, err := kindexec.Output(kindexec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Status}} {{.Config.Image}}", name))
+	if err != nil {
+		return "", "", fmt.Errorf("inspecting node container %s: %w", name, err)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		return "", "", fmt.Errorf("unexpected docker inspect output for %s: %q", name, out)
+	}
+	return f[0], f[1], nil
+}
+
+func clientFor(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.Timeout = 20 * time.Second
+	return kubernetes.NewForConfig(cfg)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+var errClosed = errors.New("closed")

@@ -1,0 +1,235 @@
+// Package images decides where every image termlab needs comes from: the
+// official image when it is present or can be pulled, otherwise one built here
+// from the Go module proxy and Debian packages. The labs' workload image is
+// always built from cmd/heartbeat.
+package images
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/apis/config/defaults"
+
+	"github.com/termlab/termlab/internal/dockerimage"
+	"github.com/termlab/termlab/internal/gobuild"
+	"github.com/termlab/termlab/internal/nodeimage"
+	"github.com/termlab/termlab/internal/progress"
+)
+
+// Source selects official images, local builds, or official-else-build.
+type Source string
+
+const (
+	Auto     Source = "auto"
+	Official Source = "official"
+	Build    Source = "build"
+)
+
+// ParseSource reads TERMLAB_IMAGES-style values.
+func ParseSource(s string) (Source, error) {
+	switch Source(s) {
+	case "", Auto:
+		return Auto, nil
+	case Official, Build:
+		return Source(s), nil
+	}
+	return "", fmt.Errorf("unknown image source %q: use auto, official or build", s)
+}
+
+// Official references.
+const (
+	OfficialKwok = "registry.k8s.io/kwok/kwok:" + gobuild.KwokVersion
+)
+
+// OfficialNode is kind v0.33.0's pinned default node image.
+var OfficialNode = defaults.Image
+
+// Where an image came from, as recorded in runs.
+const (
+	FromOfficial = "official"
+	FromBuilt    = "built"
+)
+
+// Set is the resolved images for a cluster.
+type Set struct {
+	Node            string `json:"node"`
+	NodeFrom        string `json:"node_from"`
+	ImageRepository string `json:"image_repository,omitempty"` // kubeadm's, when the node image was built
+	Kwok            string `json:"kwok"`
+	KwokFrom        string `json:"kwok_from"`
+	Workload        string `json:"workload"`
+}
+
+// WorkloadRef is the labs' heartbeat image.
+var WorkloadRef = nodeimage.Ref("heartbeat", "v1")
+
+// BuiltKwokRef is the locally built kwok controller image.
+var BuiltKwokRef = nodeimage.Ref("kwok", gobuild.KwokVersion)
+
+// pullTimeout: offline, a pull fails in about 30 ms; online a node image takes a while.
+const pullTimeout = 10 * time.Minute
+
+// Ensure resolves (and if needed builds) every image. root is the repository root.
+func Ensure(ctx context.Context, log *progress.Logger, root string, src Source) (Set, error) {
+	var set Set
+	var err error
+	set.Node, set.NodeFrom, err = resolve(ctx, log, src, OfficialNode, func() (string, error) {
+		return buildNode(ctx, log, root)
+	})
+	if err != nil {
+		return set, err
+	}
+	if set.NodeFrom == FromBuilt {
+		set.ImageRepository = nodeimage.Registry
+	}
+	set.Kwok, set.KwokFrom, err = resolve(ctx, log, src, OfficialKwok, func() (string, error) {
+		return BuiltKwokRef, buildKwok(ctx, log)
+	})
+	if err != nil {
+		return set, err
+	}
+	done := log.Step("building workload image " + WorkloadRef + " from cmd/heartbeat")
+	err = buildOwnImage(ctx, root, "heartbeat", WorkloadRef, "/heartbeat")
+	done(err)
+	set.Workload = WorkloadRef
+	return set, err
+}
+
+// resolve picks the official image when present or pullable, else builds.
+func resolve(ctx context.Context, log *progress.Logger, src Source, official string, build func() (string, error)) (string, string, error) {
+	if src != Build {
+		if dockerimage.Exists(ctx, official) {
+			return official, FromOfficial, nil
+		}
+		err := dockerimage.Pull(ctx, official, pullTimeout)
+		if err == nil {
+			log.Infof("pulled %s", official)
+			return official, FromOfficial, nil
+		}
+		if src == Official {
+			return "", "", fmt.Errorf("official image requested but not available: %w", err)
+		}
+		log.Infof("%s is not available (%s): building locally", official, firstLine(err.Error()))
+	}
+	ref, err := build()
+	if err != nil {
+		return "", "", err
+	}
+	return ref, FromBuilt, nil
+}
+
+// buildNode builds every component from source and assembles the node image.
+func buildNode(ctx context.Context, log *progress.Logger, root string) (string, error) {
+	cache, err := gobuild.DefaultCacheRoot()
+	if err != nil {
+		return "", err
+	}
+	kube, err := gobuild.Kubernetes(ctx)
+	if err != nil {
+		return "", err
+	}
+	bins := map[string]gobuild.Result{}
+	for _, r := range []gobuild.Recipe{kube, gobuild.Etcd(), gobuild.CoreDNS(), gobuild.Crictl()} {
+		dir, err := gobuild.BinDir(r)
+		if err != nil {
+			return "", err
+		}
+		res, err := gobuild.Build(ctx, r, dir, log)
+		if err != nil {
+			return "", err
+		}
+		bins[r.Name] = res
+	}
+	rootfs, err := nodeimage.BuildRootfs(ctx, log, cache)
+	if err != nil {
+		return "", err
+	}
+	own := filepath.Join(cache, "bin", "termlab")
+	for _, name := range []string{"pause", "podnet"} {
+		if err := goBuildOwn(ctx, root, name, filepath.Join(own, name)); err != nil {
+			return "", err
+		}
+	}
+	kindDir, err := moduleDir(ctx, root, "sigs.k8s.io/kind")
+	if err != nil {
+		return "", err
+	}
+	in := nodeimage.Inputs{
+		RootfsTar:     rootfs,
+		KindModuleDir: kindDir,
+		KubeBinDir:    filepath.Dir(bins["kubernetes"].Path("kubelet")),
+		Etcd:          bins["etcd"].Path("etcd"),
+		CoreDNS:       bins["coredns"].Path("coredns"),
+		Crictl:        bins["crictl"].Path("crictl"),
+		Pause:         filepath.Join(own, "pause"),
+		Podnet:        filepath.Join(own, "podnet"),
+		CNIManifest:   filepath.Join(root, "manifests", "cni", "podnet.yaml"),
+	}
+	if _, err := nodeimage.Build(ctx, log, cache, in); err != nil {
+		return "", err
+	}
+	return nodeimage.NodeRef, nil
+}
+
+func buildKwok(ctx context.Context, log *progress.Logger) error {
+	r := gobuild.Kwok()
+	dir, err := gobuild.BinDir(r)
+	if err != nil {
+		return err
+	}
+	res, err := gobuild.Build(ctx, r, dir, log)
+	if err != nil {
+		return err
+	}
+	return nodeimage.ImportStatic(ctx, BuiltKwokRef, res.Path("kwok"), "/usr/local/bin/kwok", []string{"/usr/local/bin/kwok"})
+}
+
+// buildOwnImage builds one of our cmd/ programs into a one-binary image.
+func buildOwnImage(ctx context.Context, root, name, ref, target string) error {
+	cache, err := gobuild.DefaultCacheRoot()
+	if err != nil {
+		return err
+	}
+	bin := filepath.Join(cache, "bin", "termlab", name)
+	if err := goBuildOwn(ctx, root, name, bin); err != nil {
+		return err
+	}
+	return nodeimage.ImportStatic(ctx, ref, bin, target, []string{target})
+}
+
+// goBuildOwn builds ./cmd/<name> as a static, reproducible binary.
+func goBuildOwn(ctx context.Context, root, name, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "./cmd/"+name)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building ./cmd/%s: %w\n%s", name, err, b)
+	}
+	return nil
+}
+
+func moduleDir(ctx context.Context, root, module string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s (go list -m): %w", module, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return "", fmt.Errorf("module %s is not downloaded: run `go mod download %s`", module, module)
+	}
+	return dir, nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -1,0 +1,72 @@
+//go:build mage
+
+// termlab's targets. Each one parses its inputs and makes one call into a
+// package under internal/; run `go tool mage -l` to list them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/doctor"
+	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/stack"
+)
+
+// Default is what `go tool mage` alone runs: every lab on a cluster it brings up.
+var Default = Lab.All
+
+// Cluster targets manage the kind + kwok cluster.
+type Cluster mg.Namespace
+
+// Up creates the cluster (1 control plane, 2 workers, kwok fake nodes) or reuses a healthy one.
+func (Cluster) Up(ctx context.Context) error {
+	o, err := stack.OptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	_, err = stack.Up(ctx, progress.Default(), o)
+	return err
+}
+
+// Down deletes the cluster and its project-local kubeconfig.
+func (Cluster) Down(ctx context.Context) error {
+	return cluster.Down(ctx, progress.Default(), stack.ClusterOptions())
+}
+
+// Status shows the nodes, kwok and versions of the running cluster.
+func (Cluster) Status(ctx context.Context) error {
+	return stack.PrintStatus(ctx, progress.Default(), os.Stdout)
+}
+
+// Images targets build or fetch the images the cluster needs.
+type Images mg.Namespace
+
+// All resolves every image (node, kwok, workload) from TERMLAB_IMAGES=auto|official|build.
+func (Images) All(ctx context.Context) error {
+	src, err := images.ParseSource(os.Getenv("TERMLAB_IMAGES"))
+	if err != nil {
+		return err
+	}
+	set, _, err := stack.Images(ctx, progress.Default(), src)
+	if err == nil {
+		fmt.Printf("node:     %s (%s)\nkwok:     %s (%s)\nworkload: %s\n", set.Node, set.NodeFrom, set.Kwok, set.KwokFrom, set.Workload)
+	}
+	return err
+}
+
+// Node builds the node image locally from the Go module proxy and Debian packages (cached by inputs).
+func (Images) Node(ctx context.Context) error {
+	os.Setenv("TERMLAB_IMAGES", string(images.Build))
+	return Images{}.All(ctx)
+}
+
+// Doctor checks this machine for everything the cluster needs and says how to fix what is missing.
+func Doctor(ctx context.Context) error {
+	return doctor.Run(ctx, os.Stdout)
+}
