@@ -14,6 +14,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/doctor"
 	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/measure"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/stack"
 )
@@ -69,4 +70,10 @@ func (Images) Node(ctx context.Context) error {
 // Doctor checks this machine for everything the cluster needs and says how to fix what is missing.
 func Doctor(ctx context.Context) error {
 	return doctor.Run(ctx, os.Stdout)
+}
+
+// Measure prints cluster:up with cached images vs a bare kind create, the reuse time, and cold/warm build times.
+func Measure(ctx context.Context) error {
+	_, err := measure.Run(ctx, progress.Default(), os.Stdout)
+	return err
 }

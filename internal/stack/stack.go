@@ -1,0 +1,104 @@
+// Package stack is the one path from a bare host to a ready termlab cluster:
+// Docker engine → images → kind cluster → workload/kwok images on the nodes →
+// kwok and its fake nodes. Mage targets call it; labs receive its Env.
+package stack
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/dockerhost"
+	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+)
+
+// Options for Up; zero values mean the defaults.
+type Options struct {
+	Images    images.Source // TERMLAB_IMAGES: auto (default), official, build
+	FakeNodes int           // TERMLAB_FAKE_NODES: default 2
+	Recreate  bool
+}
+
+// OptionsFromEnv reads the TERMLAB_* settings.
+func OptionsFromEnv() (Options, error) {
+	src, err := images.ParseSource(os.Getenv("TERMLAB_IMAGES"))
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{Images: src, FakeNodes: 2}
+	if v := os.Getenv("TERMLAB_FAKE_NODES"); v != "" {
+		if _, err := fmt.Sscanf(v, "%d", &o.FakeNodes); err != nil || o.FakeNodes < 0 {
+			return o, fmt.Errorf("TERMLAB_FAKE_NODES=%q: want a whole number >= 0", v)
+		}
+	}
+	o.Recreate = os.Getenv("TERMLAB_RECREATE") != ""
+	return o, nil
+}
+
+// ClusterOptions are the project's cluster settings.
+func ClusterOptions() cluster.Options {
+	return cluster.Options{
+		Name:           cluster.DefaultName,
+		ConfigPath:     filepath.Join(project.ManifestsDir(), "kind", "cluster.yaml"),
+		KubeconfigPath: project.KubeconfigPath(),
+	}
+}
+
+// Images prepares the Docker engine and every image, building what is missing.
+func Images(ctx context.Context, log *progress.Logger, src images.Source) (images.Set, string, error) {
+	root := project.MustRoot()
+	dockerVersion, err := dockerhost.Ensure(ctx, log, root)
+	if err != nil {
+		return images.Set{}, "", err
+	}
+	set, err := images.Ensure(ctx, log, root, src)
+	return set, dockerVersion, err
+}
+
+// Up brings the whole stack up (or reuses it) and returns the labs' Env.
+func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, error) {
+	begin := time.Now()
+	set, dockerVersion, err := Images(ctx, log, o.Images)
+	if err != nil {
+		return nil, err
+	}
+	co := ClusterOptions()
+	co.NodeImage, co.ImageRepository, co.Recreate = set.Node, set.ImageRepository, o.Recreate
+	env, err := cluster.Up(ctx, log, co)
+	if err != nil {
+		return nil, err
+	}
+	done := log.Step("loading workload and kwok images onto the nodes")
+	for _, ref := range []string{set.Workload, set.Kwok} {
+		if err = cluster.LoadImage(ctx, env, ref); err != nil {
+			break
+		}
+	}
+	done(err)
+	if err != nil {
+		return nil, err
+	}
+	env.WorkloadImage = set.Workload
+	env.Versions.Docker = dockerVersion
+	env.Versions.NodeImageFrom = set.NodeFrom
+	if err := installKwok(ctx, log, env, set, o.FakeNodes); err != nil {
+		return nil, err
+	}
+	log.Infof("cluster %q ready in %s: kubeconfig %s", env.Name, time.Since(begin).Round(100*time.Millisecond), env.KubeconfigPath)
+	return env, nil
+}
+
+// Connect attaches to the running stack without changing it (for tests and labs that must not create).
+func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
+	env, err := cluster.Connect(ctx, log, ClusterOptions())
+	if err != nil {
+		return nil, err
+	}
+	env.WorkloadImage = images.WorkloadRef
+	return env, describeKwok(ctx, env)
+}
