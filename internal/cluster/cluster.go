@@ -4,7 +4,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -227,6 +226,9 @@ func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, err
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig %s: %w", o.KubeconfigPath, err)
 	}
+	// client-go's default 5 QPS makes applying kwok's CRDs and stages take
+	// seconds on a cluster that is ours alone.
+	restCfg.QPS, restCfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err
@@ -384,4 +386,3 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var errClosed = errors.New("closed")
