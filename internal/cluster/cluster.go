@@ -39,6 +39,9 @@ type Options struct {
 	Recreate bool
 	// ReadyTimeout bounds the wait for every node to be Ready.
 	ReadyTimeout time.Duration
+	// ReuseTimeout bounds how long an existing cluster may take to answer
+	// with every node Ready before it is declared broken and recreated.
+	ReuseTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -47,6 +50,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 5 * time.Minute
+	}
+	if o.ReuseTimeout == 0 {
+		o.ReuseTimeout = 60 * time.Second
 	}
 }
 
@@ -116,10 +122,10 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = err.Error()
 		return h
 	}
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	if _, err := client.CoreV1().Nodes().List(cctx, metav1.ListOptions{}); err != nil {
-		h.Problem = "API server does not answer: " + err.Error()
+	// Node containers that docker itself just restarted need a moment before
+	// the API server answers and every node is Ready again.
+	if err := WaitNodesReady(ctx, client, o.ReuseTimeout, nil); err != nil {
+		h.Problem = "running, but not every node is Ready: " + err.Error()
 		return h
 	}
 	h.Healthy = true

@@ -89,6 +89,17 @@ func Ensure(ctx context.Context, log *progress.Logger, repoRoot string) (string,
 			return "", err
 		}
 	}
+	// A dockerd that is still starting or shutting down answers nothing yet:
+	// wait for it instead of starting a second one.
+	if pid := runningDockerd(); pid != 0 {
+		log.Infof("a dockerd (pid %d) is running but not answering yet: waiting for it", pid)
+		if v, err := waitAnswerOrExit(ctx, pid, 90*time.Second); err == nil {
+			return v, nil
+		} else if runningDockerd() != 0 {
+			return "", fmt.Errorf("dockerd pid %d neither answers nor exits: %w (see %s)", pid, err, DaemonLog)
+		}
+	}
+	removeStalePIDFile("/var/run/docker.pid")
 	done := log.Step("starting dockerd (log: " + DaemonLog + ")")
 	err := startDockerd(ctx)
 	done(err)
@@ -220,6 +231,54 @@ func startDockerd(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// runningDockerd returns the pid of a process named dockerd, or 0.
+func runningDockerd() int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "dockerd" {
+			return pid
+		}
+	}
+	return 0
+}
+
+// waitAnswerOrExit waits until the engine answers (its version) or pid is gone.
+func waitAnswerOrExit(ctx context.Context, pid int, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		if v, err := ServerVersion(ctx); err == nil {
+			return v, nil
+		}
+		if syscall.Kill(pid, 0) != nil {
+			return "", fmt.Errorf("dockerd pid %d exited", pid)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// removeStalePIDFile removes dockerd's pid file when no dockerd has that pid
+// (left by a dockerd that was killed), which would otherwise stop it starting.
+func removeStalePIDFile(path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); pid > 0 && strings.TrimSpace(string(comm)) == "dockerd" {
+		return
+	}
+	_ = os.Remove(path)
 }
 
 // StopOwnDockerd stops a dockerd that termlab started (by the pid it recorded), and waits for it.
