@@ -209,13 +209,29 @@ func layoutKindBase(ctx context.Context, c buildContainer, kindDir string) error
 	if err := c.copyTar(ctx, pr); err != nil {
 		return err
 	}
-	// The same unit pruning as kind's base image: a node container boots only what Kubernetes needs.
+	// The same unit pruning as kind's base image: a node container boots only
+	// what Kubernetes needs. kind's `rm -f` globs tolerate missing folders; so do we.
+	prune := []struct {
+		dir   string
+		match []string
+	}{
+		{"/lib/systemd/system/sysinit.target.wants", []string{"-name", "systemd-tmpfiles-setup.service"}},
+		{"/lib/systemd/system/multi-user.target.wants", nil},
+		{"/lib/systemd/system/local-fs.target.wants", nil},
+		{"/lib/systemd/system/basic.target.wants", nil},
+		{"/etc/systemd/system", []string{"-mindepth", "2", "-maxdepth", "2", "-path", "/etc/systemd/system/*.wants/*"}},
+		{"/lib/systemd/system/sockets.target.wants", []string{"(", "-name", "*udev*", "-o", "-name", "*initctl*", ")"}},
+	}
+	for _, p := range prune {
+		if c.Command("test", "-d", p.dir).Run() != nil {
+			continue
+		}
+		args := append([]string{p.dir, "-mindepth", "1"}, p.match...)
+		if err := c.run(ctx, "find", append(args, "-delete")...); err != nil {
+			return err
+		}
+	}
 	cmds := [][]string{
-		{"find", "/lib/systemd/system/sysinit.target.wants/", "-name", "systemd-tmpfiles-setup.service", "-delete"},
-		{"find", "/lib/systemd/system/multi-user.target.wants/", "/lib/systemd/system/local-fs.target.wants/",
-			"/lib/systemd/system/basic.target.wants/", "-mindepth", "1", "-delete"},
-		{"find", "/etc/systemd/system/", "-mindepth", "2", "-maxdepth", "2", "-path", "/etc/systemd/system/*.wants/*", "-delete"},
-		{"find", "/lib/systemd/system/sockets.target.wants/", "(", "-name", "*udev*", "-o", "-name", "*initctl*", ")", "-delete"},
 		{"ln", "-sf", "/usr/lib/systemd/systemd", "/sbin/init"},
 		{"mkdir", "-p", "/etc/kubernetes/manifests", "/opt/cni/bin", "/kind/manifests"},
 		// kind builds containerd, runc and the CNI plugins itself; ours come from Debian.
