@@ -1,0 +1,110 @@
+// Package claims decides stated claims from a run's record. Every function
+// here is pure: it reads an evidence.Record and returns a Claim with its
+// verdict, the values it was decided on and the evidence files it rests on.
+// Nothing here talks to the cluster.
+//
+// A claim passes only on positive evidence: a missing observation, action or
+// event fails it and the failure says what was missing.
+package claims
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Verdict is "pass" or "fail".
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+)
+
+// Claim is a statement with explicit bounds and the verdict the record gives it.
+type Claim struct {
+	ID        string         `json:"id"`
+	Statement string         `json:"statement"`
+	Verdict   Verdict        `json:"verdict"`
+	Observed  map[string]any `json:"observed"`
+	Evidence  []string       `json:"evidence"`
+	// Reason says why the claim failed (empty when it passed).
+	Reason string `json:"reason,omitempty"`
+}
+
+// Passed reports whether the claim passed.
+func (c Claim) Passed() bool { return c.Verdict == Pass }
+
+// Overall is Pass when there is at least one claim and every claim passed.
+func Overall(cs []Claim) Verdict {
+	if len(cs) == 0 {
+		return Fail
+	}
+	for _, c := range cs {
+		if !c.Passed() {
+			return Fail
+		}
+	}
+	return Pass
+}
+
+// check builds one claim: observations, citations and requirements.
+type check struct {
+	c        Claim
+	checked  int
+	failures []string
+}
+
+func newCheck(id, statement string) *check {
+	return &check{c: Claim{ID: id, Statement: statement, Observed: map[string]any{}}}
+}
+
+func (k *check) observe(key string, v any) { k.c.Observed[key] = v }
+
+func (k *check) cite(paths ...string) {
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		dup := false
+		for _, q := range k.c.Evidence {
+			dup = dup || q == p
+		}
+		if !dup {
+			k.c.Evidence = append(k.c.Evidence, p)
+		}
+	}
+}
+
+// require records a requirement; a false one fails the claim with the message.
+func (k *check) require(ok bool, format string, args ...any) bool {
+	k.checked++
+	if !ok {
+		k.failures = append(k.failures, fmt.Sprintf(format, args...))
+	}
+	return ok
+}
+
+// missing fails the claim because something it needs was not recorded.
+func (k *check) missing(format string, args ...any) Claim {
+	k.require(false, format, args...)
+	return k.done()
+}
+
+func (k *check) done() Claim {
+	c := k.c
+	switch {
+	case len(k.failures) > 0:
+		c.Verdict, c.Reason = Fail, strings.Join(k.failures, "; ")
+	case k.checked == 0:
+		c.Verdict, c.Reason = Fail, "nothing was checked"
+	default:
+		c.Verdict = Pass
+	}
+	return c
+}
+
+// seconds rounds a duration to milliseconds, as seconds.
+func seconds(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

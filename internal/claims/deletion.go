@@ -1,0 +1,493 @@
+package claims
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Files every deletion claim rests on.
+var (
+	eventsFile  = evidence.EventsFile
+	actionsFile = evidence.ActionsFile
+	nodesFile   = evidence.NodesFile
+)
+
+// ContainerID returns the container ID the API reported for the pod (the
+// first one seen in its status), as crictl names it.
+func ContainerID(rec *evidence.Record, pod string) (string, bool) {
+	for _, e := range rec.EventsFor(pod) {
+		for _, c := range e.Containers {
+			if c.ContainerID != "" {
+				return c.ContainerID, true
+			}
+		}
+	}
+	return "", false
+}
+
+// action finds a successful action or fails the check.
+func action(k *check, rec *evidence.Record, kind, target string) (evidence.Action, bool) {
+	a, ok := rec.Action(kind, target)
+	if !ok {
+		k.require(false, "no %s request on %s was recorded", kind, target)
+		return a, false
+	}
+	k.cite(actionsFile)
+	if !k.require(a.Succeeded(), "the %s request on %s failed: %s", kind, target, a.Error) {
+		return a, false
+	}
+	return a, true
+}
+
+// Held: a delete that a finalizer holds back.
+type Held struct {
+	ID, Statement string
+	Pod           string
+	Finalizer     string
+	// Delete is the action kind that asked for deletion ("delete", "force-delete").
+	Delete string
+	// Release is the action kind that removes the finalizer; the hold is judged up to it.
+	Release string
+	// GracePeriod, if set, is the deletionGracePeriodSeconds the object must show after Delete.
+	GracePeriod *int64
+	// MinHold is how long after Delete the object must have been seen to stay.
+	MinHold time.Duration
+}
+
+// DeletionHeld decides that after the delete the object carries a
+// deletionTimestamp (and the grace period asked for), keeps the finalizer and
+// is not deleted until the finalizer is released, for at least MinHold.
+func DeletionHeld(rec *evidence.Record, h Held) Claim {
+	k := newCheck(h.ID, h.Statement)
+	del, ok := action(k, rec, h.Delete, h.Pod)
+	if !ok {
+		return k.done()
+	}
+	holdEnd := rec.EndedAt
+	if rel, ok := rec.Action(h.Release, h.Pod); ok {
+		holdEnd = rel.StartedAt
+	}
+	if gone, ok := rec.Deleted(h.Pod); ok && gone.ObservedAt.Before(holdEnd) {
+		k.require(false, "a DELETED event arrived at %s, before the finalizer was released", stamp(gone.ObservedAt))
+		k.observe("deleted_before_release", true)
+		holdEnd = gone.ObservedAt
+	} else {
+		k.observe("deleted_before_release", false)
+	}
+	k.cite(eventsFile)
+
+	// What the API showed after the request and before the lab's next action
+	// on the pod: watch events and snapshots.
+	seenEnd := holdEnd
+	for _, a := range rec.Actions {
+		if a.Target == h.Pod && a.StartedAt.After(del.StartedAt) && a.StartedAt.Before(seenEnd) {
+			seenEnd = a.StartedAt
+		}
+	}
+	type seen struct {
+		at    time.Time
+		state evidence.PodState
+		from  string
+	}
+	var states []seen
+	for _, e := range rec.EventsFor(h.Pod) {
+		if !e.ObservedAt.Before(del.StartedAt) && e.ObservedAt.Before(seenEnd) && e.Type != "DELETED" {
+			states = append(states, seen{e.ObservedAt, e.PodState, fmt.Sprintf("%s event rv=%s", e.Type, e.ResourceVersion)})
+		}
+	}
+	for _, s := range rec.SnapshotsFor(h.Pod) {
+		if !s.At.Before(del.FinishedAt) && s.At.Before(seenEnd) {
+			if s.Found && s.State != nil {
+				states = append(states, seen{s.At, *s.State, "snapshot " + s.Path})
+			}
+			k.cite(s.Path)
+		}
+	}
+	if len(states) == 0 {
+		return k.missing("nothing was observed of pod %s between the %s request and the lab's next action on it", h.Pod, h.Delete)
+	}
+	latest := states[0]
+	withTimestamp := false
+	for _, s := range states {
+		if !s.at.Before(latest.at) {
+			latest = s
+		}
+		withTimestamp = withTimestamp || s.state.DeletionTimestamp != nil
+	}
+	k.require(withTimestamp, "no state after the %s request had a deletionTimestamp", h.Delete)
+	k.observe("last_seen", latest.from)
+	if latest.state.DeletionTimestamp != nil {
+		k.observe("deletionTimestamp", stamp(*latest.state.DeletionTimestamp))
+	}
+	k.observe("deletionGracePeriodSeconds", latest.state.DeletionGracePeriodSeconds)
+	k.observe("finalizers", latest.state.Finalizers)
+	k.observe("phase", latest.state.Phase)
+	if h.GracePeriod != nil {
+		got := latest.state.DeletionGracePeriodSeconds
+		k.require(got != nil && *got == *h.GracePeriod, "deletionGracePeriodSeconds is %s, want %d", int64String(got), *h.GracePeriod)
+	}
+	k.require(latest.state.HasFinalizer(h.Finalizer), "finalizer %s is gone (finalizers %v)", h.Finalizer, latest.state.Finalizers)
+	held := holdEnd.Sub(del.FinishedAt)
+	k.observe("held_for_seconds", seconds(held))
+	k.require(held >= h.MinHold, "the object was watched for %s after the request, less than the %s the claim needs", held.Round(time.Millisecond), h.MinHold)
+	return k.done()
+}
+
+func int64String(p *int64) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
+
+// Deleted: the object goes away after an action.
+type Deleted struct {
+	ID, Statement string
+	Pod           string
+	// After is the action kind the bound counts from.
+	After  string
+	Within time.Duration
+	// RequireGone also needs a snapshot (GET) after the action that answered NotFound.
+	RequireGone bool
+}
+
+// DeletedWithin decides that a DELETED event arrived within the bound after the action.
+func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
+	k := newCheck(d.ID, d.Statement)
+	act, ok := action(k, rec, d.After, d.Pod)
+	if !ok {
+		return k.done()
+	}
+	k.cite(eventsFile)
+	gone, ok := rec.Deleted(d.Pod)
+	if !ok {
+		k.observe("api_object_exists", true)
+		return k.missing("no DELETED event of pod %s was recorded", d.Pod)
+	}
+	delay := gone.ObservedAt.Sub(act.StartedAt)
+	k.observe("deleted_at", stamp(gone.ObservedAt))
+	k.observe("deleted_after_seconds", seconds(delay))
+	k.observe("deleted_resourceVersion", gone.ResourceVersion)
+	k.observe("deletionTimestamp_in_deleted_object", gone.DeletionTimestamp != nil)
+	k.observe("finalizers_in_deleted_object", gone.Finalizers)
+	k.require(delay >= 0, "the DELETED event arrived before the %s request", d.After)
+	k.require(delay <= d.Within, "the DELETED event arrived %s after the %s request, later than %s", delay.Round(time.Millisecond), d.After, d.Within)
+	if d.RequireGone {
+		var found *evidence.Snapshot
+		for _, s := range rec.SnapshotsFor(d.Pod) {
+			if s.At.After(act.FinishedAt) {
+				s := s
+				found = &s
+				k.cite(s.Path)
+				break
+			}
+		}
+		if k.require(found != nil, "no GET of pod %s after the %s request was recorded", d.Pod, d.After) {
+			k.observe("api_object_exists", found.Found)
+			k.require(!found.Found, "a GET after the %s request still found the pod", d.After)
+		}
+	} else {
+		k.observe("api_object_exists", false)
+	}
+	return k.done()
+}
+
+// Stops: the container on the node stops after an action.
+type Stops struct {
+	ID, Statement string
+	Pod           string
+	// After is the action kind the bound counts from (e.g. "delete", "start-kubelet").
+	After  string
+	Within time.Duration
+	// WhileObjectExists needs the stop before any DELETED event, with the pod
+	// reported in a terminal phase (Succeeded or Failed) while it still exists.
+	WhileObjectExists bool
+	// WantSIGTERM needs the container's log to show SIGTERM and the exit code to be 0.
+	WantSIGTERM bool
+}
+
+// ContainerStopped decides from crictl evidence that the pod's container
+// stopped within the bound after the action, and records how it stopped.
+func ContainerStopped(rec *evidence.Record, s Stops) Claim {
+	k := newCheck(s.ID, s.Statement)
+	id, ok := ContainerID(rec, s.Pod)
+	if !ok {
+		return k.missing("the API never reported a container ID for pod %s", s.Pod)
+	}
+	k.observe("container_id", id)
+	k.cite(eventsFile)
+	act, ok := action(k, rec, s.After, targetOf(rec, s.After, s.Pod))
+	if !ok {
+		return k.done()
+	}
+	var stopped *evidence.ContainerObservation
+	lastSeen := "no crictl observation after the request"
+	for _, o := range rec.ContainersFor(s.Pod) {
+		if o.ContainerID != id || o.ObservedAt.Before(act.StartedAt) {
+			continue
+		}
+		lastSeen = fmt.Sprintf("%s at %s", o.State, stamp(o.ObservedAt))
+		if o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound {
+			o := o
+			stopped = &o
+			break
+		}
+	}
+	if stopped == nil {
+		k.observe("crictl_state", lastSeen)
+		return k.missing("no crictl observation after the %s request showed container %s stopped (last: %s)", s.After, id, lastSeen)
+	}
+	k.cite(stopped.Files()...)
+	k.observe("crictl_state", stopped.State)
+	stoppedAt, measuredBy := stopped.ObservedAt, "time of the crictl observation (upper bound: the runtime no longer knew the container)"
+	if stopped.FinishedAt != nil {
+		stoppedAt, measuredBy = *stopped.FinishedAt, "crictl inspect finishedAt"
+	}
+	k.observe("stopped_at", stamp(stoppedAt))
+	k.observe("measured_by", measuredBy)
+	after := stoppedAt.Sub(act.StartedAt)
+	k.observe("stopped_after_seconds", seconds(after))
+	k.require(after >= 0, "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
+	k.require(after <= s.Within, "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
+
+	if stopped.ExitCode != nil {
+		k.observe("exit_code", *stopped.ExitCode)
+	} else {
+		k.observe("exit_code", nil)
+	}
+	sigterm := stopped.Log != nil && stopped.Log.Signal == "SIGTERM"
+	if stopped.Log != nil {
+		k.observe("sigterm_logged", sigterm)
+		k.observe("exit_logged", stopped.Log.ExitLogged)
+		k.observe("last_heartbeat_seq", stopped.Log.LastSeq)
+	} else {
+		k.observe("sigterm_logged", "unknown: no container log was readable")
+	}
+	k.observe("how", howStopped(stopped, sigterm))
+
+	gone, deleted := rec.Deleted(s.Pod)
+	if deleted {
+		k.observe("stopped_after_deleted_seconds", seconds(stoppedAt.Sub(gone.ObservedAt)))
+	}
+	if s.WhileObjectExists {
+		k.require(!deleted || gone.ObservedAt.After(stopped.ObservedAt), "the API object was deleted (at %s) before the container was seen stopped", stamp(gone.ObservedAt))
+		terminal, ok := rec.FirstEvent(s.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Type != "DELETED" && e.Terminal() })
+		if k.require(ok, "no watch event after the %s request showed phase Succeeded or Failed", s.After) {
+			k.observe("pod_phase", terminal.Phase)
+			k.observe("pod_phase_resourceVersion", terminal.ResourceVersion)
+			k.require(!deleted || terminal.ObservedAt.Before(gone.ObservedAt), "phase %s was only reported with the deletion", terminal.Phase)
+		}
+	}
+	if s.WantSIGTERM {
+		k.require(sigterm, "the container's log shows no SIGTERM")
+		k.require(stopped.ExitCode != nil && *stopped.ExitCode == 0, "exit code is %v, want 0 (the workload exits 0 on SIGTERM)", exitString(stopped.ExitCode))
+	}
+	return k.done()
+}
+
+// targetOf is the target of the first action of the kind: the pod itself, or
+// the node a node-level action (stop-kubelet, start-kubelet) ran on.
+func targetOf(rec *evidence.Record, kind, pod string) string {
+	if _, ok := rec.Action(kind, pod); ok {
+		return pod
+	}
+	for _, a := range rec.Actions {
+		if a.Kind == kind {
+			return a.Target
+		}
+	}
+	return pod
+}
+
+func exitString(p *int32) string {
+	if p == nil {
+		return "unknown"
+	}
+	return fmt.Sprint(*p)
+}
+
+func howStopped(o *evidence.ContainerObservation, sigterm bool) string {
+	switch {
+	case o.ExitCode == nil:
+		return "unknown: the runtime had already removed the container"
+	case *o.ExitCode == 0 && sigterm:
+		return "graceful: SIGTERM logged, exit code 0"
+	case *o.ExitCode == 137 && sigterm:
+		return "killed after SIGTERM: exit code 137 (SIGKILL)"
+	case *o.ExitCode == 137:
+		return "killed: exit code 137 (SIGKILL), no SIGTERM logged"
+	case sigterm:
+		return fmt.Sprintf("SIGTERM logged, exit code %d", *o.ExitCode)
+	default:
+		return fmt.Sprintf("exit code %d, no SIGTERM logged", *o.ExitCode)
+	}
+}
+
+// Orphaned: the container runs on after its API object is gone.
+type Orphaned struct {
+	ID, Statement string
+	Pod           string
+	// Until is the action kind that ends the window (e.g. "start-kubelet"); "" ends it with the record.
+	Until string
+	// All needs every crictl observation in the window to show CONTAINER_RUNNING; otherwise one is enough.
+	All bool
+	// MinObservations is how many observations the window must hold (at least 1).
+	MinObservations int
+}
+
+// RunningAfterDeleted decides from crictl evidence that the pod's container
+// was CONTAINER_RUNNING after the API object's DELETED event.
+func RunningAfterDeleted(rec *evidence.Record, o Orphaned) Claim {
+	k := newCheck(o.ID, o.Statement)
+	id, ok := ContainerID(rec, o.Pod)
+	if !ok {
+		return k.missing("the API never reported a container ID for pod %s", o.Pod)
+	}
+	k.observe("container_id", id)
+	k.cite(eventsFile)
+	gone, ok := rec.Deleted(o.Pod)
+	if !ok {
+		k.observe("api_object_exists", true)
+		return k.missing("no DELETED event of pod %s was recorded", o.Pod)
+	}
+	k.observe("api_object_exists", false)
+	k.observe("deleted_at", stamp(gone.ObservedAt))
+	end := time.Time{}
+	if o.Until != "" {
+		a, ok := action(k, rec, o.Until, targetOf(rec, o.Until, o.Pod))
+		if !ok {
+			return k.done()
+		}
+		end = a.StartedAt
+	}
+	var window []evidence.ContainerObservation
+	for _, c := range rec.ContainersFor(o.Pod) {
+		if c.ContainerID == id && c.ObservedAt.After(gone.ObservedAt) && (end.IsZero() || c.ObservedAt.Before(end)) {
+			window = append(window, c)
+		}
+	}
+	min := o.MinObservations
+	if min < 1 {
+		min = 1
+	}
+	k.observe("observations_after_deleted", len(window))
+	if len(window) < min {
+		return k.missing("%d crictl observation(s) of container %s after the DELETED event, the claim needs %d", len(window), id, min)
+	}
+	running := 0
+	var first, last *evidence.ContainerObservation
+	for i := range window {
+		c := &window[i]
+		k.cite(c.InspectPath)
+		if c.State == evidence.ContainerRunning {
+			running++
+			if first == nil {
+				first = c
+			}
+			last = c
+		} else if o.All {
+			k.require(false, "crictl showed %s at %s, %s after the DELETED event", c.State, stamp(c.ObservedAt), c.ObservedAt.Sub(gone.ObservedAt).Round(time.Millisecond))
+		}
+	}
+	k.observe("running_observations", running)
+	if first == nil {
+		k.observe("container_state", window[0].State)
+		return k.missing("no crictl observation after the DELETED event showed CONTAINER_RUNNING")
+	}
+	k.require(running >= 1, "no crictl observation after the DELETED event showed CONTAINER_RUNNING")
+	k.observe("container_state", first.State)
+	k.observe("first_seen_running_after_deleted_seconds", seconds(first.ObservedAt.Sub(gone.ObservedAt)))
+	k.observe("last_seen_running_after_deleted_seconds", seconds(last.ObservedAt.Sub(gone.ObservedAt)))
+	return k.done()
+}
+
+// Beating: the workload keeps logging after its API object is gone.
+type Beating struct {
+	ID, Statement string
+	Pod           string
+	Until         string // action kind that ends the window; "" ends it with the record
+	// MinBeats is how far the heartbeat sequence must advance between the first and last reads.
+	MinBeats int
+}
+
+// HeartbeatAdvancing decides from crictl logs read after the DELETED event
+// that the heartbeat sequence kept advancing.
+func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
+	k := newCheck(b.ID, b.Statement)
+	id, ok := ContainerID(rec, b.Pod)
+	if !ok {
+		return k.missing("the API never reported a container ID for pod %s", b.Pod)
+	}
+	k.cite(eventsFile)
+	gone, ok := rec.Deleted(b.Pod)
+	if !ok {
+		return k.missing("no DELETED event of pod %s was recorded", b.Pod)
+	}
+	end := time.Time{}
+	if b.Until != "" {
+		a, ok := action(k, rec, b.Until, targetOf(rec, b.Until, b.Pod))
+		if !ok {
+			return k.done()
+		}
+		end = a.StartedAt
+	}
+	var reads []evidence.ContainerObservation
+	for _, c := range rec.ContainersFor(b.Pod) {
+		if c.ContainerID == id && c.Log != nil && c.ObservedAt.After(gone.ObservedAt) && (end.IsZero() || c.ObservedAt.Before(end)) {
+			reads = append(reads, c)
+			k.cite(c.LogsPath)
+		}
+	}
+	k.observe("log_reads_after_deleted", len(reads))
+	if len(reads) < 2 {
+		return k.missing("%d readable crictl logs of container %s after the DELETED event, the claim needs 2", len(reads), id)
+	}
+	first, last := reads[0], reads[len(reads)-1]
+	k.observe("first_read_seq", first.Log.LastSeq)
+	k.observe("last_read_seq", last.Log.LastSeq)
+	k.observe("first_read_at", stamp(first.ObservedAt))
+	k.observe("last_read_at", stamp(last.ObservedAt))
+	advanced := last.Log.LastSeq - first.Log.LastSeq
+	k.observe("advanced_by", advanced)
+	k.require(advanced >= b.MinBeats, "the heartbeat advanced by %d between the reads, the claim needs %d", advanced, b.MinBeats)
+	if k.require(last.Log.LastBeatAt != nil, "the last read has no heartbeat time") {
+		k.observe("last_beat_at", stamp(*last.Log.LastBeatAt))
+		k.observe("last_beat_after_deleted_seconds", seconds(last.Log.LastBeatAt.Sub(gone.ObservedAt)))
+		k.require(last.Log.LastBeatAt.After(gone.ObservedAt), "the last heartbeat (%s) is not after the DELETED event", stamp(*last.Log.LastBeatAt))
+	}
+	return k.done()
+}
+
+// NotReady: a node turns NotReady after its kubelet stops.
+type NotReady struct {
+	ID, Statement string
+	Node          string
+	After         string // action kind on the node, e.g. "stop-kubelet"
+	Within        time.Duration
+}
+
+// NodeNotReady decides from the recorded node conditions that the node's
+// Ready condition left True within the bound after the action.
+func NodeNotReady(rec *evidence.Record, n NotReady) Claim {
+	k := newCheck(n.ID, n.Statement)
+	act, ok := action(k, rec, n.After, n.Node)
+	if !ok {
+		return k.done()
+	}
+	k.cite(nodesFile)
+	for _, e := range rec.NodeEventsFor(n.Node) {
+		if e.ObservedAt.Before(act.StartedAt) || e.Ready == "True" {
+			continue
+		}
+		after := e.ObservedAt.Sub(act.StartedAt)
+		k.observe("ready", e.Ready)
+		k.observe("reason", e.Reason)
+		k.observe("not_ready_at", stamp(e.ObservedAt))
+		k.observe("not_ready_after_seconds", seconds(after))
+		k.require(after <= n.Within, "the node turned NotReady %s after the %s, later than %s", after.Round(time.Millisecond), n.After, n.Within)
+		return k.done()
+	}
+	return k.missing("no change of node %s's Ready condition away from True was recorded after the %s", n.Node, n.After)
+}

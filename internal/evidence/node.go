@@ -1,0 +1,289 @@
+package evidence
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/termlab/termlab/internal/workloadlog"
+)
+
+// Node is where node evidence comes from: kind's nodes.Node satisfies it.
+// Commands run through its CommandContext, the one exec seam on a node.
+type Node interface {
+	CommandContext(ctx context.Context, name string, args ...string) exec.Cmd
+	String() string
+}
+
+// nodeOutput is one command's result on a node.
+type nodeOutput struct {
+	at     time.Time
+	stdout []byte
+	stderr []byte
+	err    error
+}
+
+func run(ctx context.Context, node Node, name string, args ...string) nodeOutput {
+	var stdout, stderr bytes.Buffer
+	cmd := node.CommandContext(ctx, name, args...)
+	cmd.SetStdout(&stdout)
+	cmd.SetStderr(&stderr)
+	err := cmd.Run()
+	out := nodeOutput{at: now(), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if err != nil {
+		out.err = fmt.Errorf("on node %s: %s: %w: %s", node.String(), exec.PrettyCommand(name, args...), err, strings.TrimSpace(stderr.String()))
+	}
+	return out
+}
+
+// Inspect is the part of `crictl inspect` output the record keeps.
+type Inspect struct {
+	ID         string
+	State      string
+	ExitCode   int32
+	Reason     string
+	StartedAt  *time.Time
+	FinishedAt *time.Time
+	PID        int
+}
+
+// ParseInspect reads `crictl inspect <id>` JSON (one object, or an array of one).
+func ParseInspect(raw []byte) (Inspect, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && raw[0] == '[' {
+		var list []json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return Inspect{}, fmt.Errorf("parsing crictl inspect output: %w", err)
+		}
+		if len(list) != 1 {
+			return Inspect{}, fmt.Errorf("crictl inspect returned %d containers, want 1", len(list))
+		}
+		raw = list[0]
+	}
+	var doc struct {
+		Status struct {
+			ID         string `json:"id"`
+			State      string `json:"state"`
+			StartedAt  string `json:"startedAt"`
+			FinishedAt string `json:"finishedAt"`
+			ExitCode   int32  `json:"exitCode"`
+			Reason     string `json:"reason"`
+		} `json:"status"`
+		Info struct {
+			PID int `json:"pid"`
+		} `json:"info"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return Inspect{}, fmt.Errorf("parsing crictl inspect output: %w", err)
+	}
+	if doc.Status.ID == "" || doc.Status.State == "" {
+		return Inspect{}, errors.New("crictl inspect output has no status.id or status.state")
+	}
+	return Inspect{
+		ID: doc.Status.ID, State: doc.Status.State, ExitCode: doc.Status.ExitCode, Reason: doc.Status.Reason,
+		StartedAt: crictlTime(doc.Status.StartedAt), FinishedAt: crictlTime(doc.Status.FinishedAt), PID: doc.Info.PID,
+	}, nil
+}
+
+// crictlTime parses crictl's RFC 3339 times; crictl prints the zero time (year 1 or 1970) for "not yet".
+func crictlTime(s string) *time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.Year() <= 1970 {
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// notFound reports whether crictl said the container does not exist.
+func notFound(o nodeOutput) bool {
+	s := strings.ToLower(string(o.stderr) + string(o.stdout))
+	return o.err != nil && (strings.Contains(s, "not found") || strings.Contains(s, "notfound") || strings.Contains(s, "does not exist"))
+}
+
+// SummariseLog parses the workload's log with internal/workloadlog.
+func SummariseLog(raw []byte) *LogSummary {
+	l, err := workloadlog.Parse(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	s := &LogSummary{Lines: bytes.Count(raw, []byte("\n")), Started: l.Start != nil, Heartbeats: len(l.Heartbeats)}
+	if hb, ok := l.LastHeartbeat(); ok {
+		s.LastSeq = hb.Seq
+		t := hb.Time.UTC()
+		s.LastBeatAt = &t
+	}
+	if sig, ok := l.TermSignal(); ok {
+		s.Signal = sig.Name
+		t := sig.Time.UTC()
+		s.SignalAt = &t
+	}
+	if l.Exit != nil {
+		s.ExitLogged = true
+		code := l.Exit.Code
+		s.ExitCodeLogged = &code
+	}
+	return s
+}
+
+// ObserveContainer records what crictl on the node says about the container
+// now: `crictl inspect <id>`, `crictl ps -a -o json` for the run's namespace
+// and `crictl logs <id>`, each saved raw in the current step's folder.
+func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, containerID string) (ContainerObservation, error) {
+	return r.observe(ctx, node, pod, containerID, nil, nil, 0)
+}
+
+// WaitContainer polls `crictl inspect <id>` every interval until cond holds
+// for the parsed state (polling only to reach a state; the history is in the
+// watch), then records that observation with ps and logs. On ctx's end it
+// records the last probe and returns an error that says what was last seen.
+func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(ContainerObservation) bool) (ContainerObservation, error) {
+	var last nodeOutput
+	probes := 0
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
+		probes++
+		last = run(ctx, node, "crictl", "inspect", containerID)
+		o := fromInspect(last, containerID)
+		return cond(o), nil
+	})
+	obs, oerr := r.observe(context.WithoutCancel(ctx), node, pod, containerID, &last, nil, probes)
+	if err != nil {
+		return obs, fmt.Errorf("waiting for container %s of pod %s on node %s to %s: %w (last seen: %s)", short(containerID), pod, node.String(), what, err, describeObservation(obs))
+	}
+	return obs, oerr
+}
+
+// WaitLog polls `crictl logs <id>` every interval until cond holds for the
+// parsed workload log, then records that observation with inspect and ps.
+func (r *Recorder) WaitLog(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(LogSummary) bool) (ContainerObservation, error) {
+	var last nodeOutput
+	probes := 0
+	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
+		probes++
+		last = crictlLogs(ctx, node, containerID)
+		s := SummariseLog(last.stdout)
+		return last.err == nil && s != nil && cond(*s), nil
+	})
+	obs, oerr := r.observe(context.WithoutCancel(ctx), node, pod, containerID, nil, &last, probes)
+	if err != nil {
+		return obs, fmt.Errorf("waiting for the log of container %s of pod %s on node %s to %s: %w (last seen: %s)", short(containerID), pod, node.String(), what, err, describeObservation(obs))
+	}
+	return obs, oerr
+}
+
+func crictlLogs(ctx context.Context, node Node, id string) nodeOutput {
+	// crictl logs copies the container's stdout and stderr to its own; keep both, in order.
+	var both bytes.Buffer
+	cmd := node.CommandContext(ctx, "crictl", "logs", id)
+	cmd.SetStdout(&both)
+	cmd.SetStderr(&both)
+	err := cmd.Run()
+	out := nodeOutput{at: now(), stdout: both.Bytes()}
+	if err != nil {
+		out.err = fmt.Errorf("on node %s: crictl logs %s: %w", node.String(), id, err)
+		out.stderr = both.Bytes()
+	}
+	return out
+}
+
+func fromInspect(o nodeOutput, id string) ContainerObservation {
+	obs := ContainerObservation{ContainerID: id, ObservedAt: o.at}
+	switch {
+	case notFound(o):
+		obs.State = ContainerNotFound
+	case o.err != nil:
+		obs.Error = o.err.Error()
+	default:
+		in, err := ParseInspect(o.stdout)
+		if err != nil {
+			obs.Error = err.Error()
+			break
+		}
+		// The ID is the one crictl reports, so a mismatch with the pod's status shows.
+		obs.ContainerID = in.ID
+		obs.State, obs.Reason, obs.StartedAt, obs.FinishedAt = in.State, in.Reason, in.StartedAt, in.FinishedAt
+		if in.State == ContainerExited {
+			code := in.ExitCode
+			obs.ExitCode = &code
+		}
+	}
+	return obs
+}
+
+// observe runs what was not given (inspect, logs) plus ps, saves all raw, and records the observation.
+func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspect, logs *nodeOutput, probes int) (ContainerObservation, error) {
+	if inspect == nil || inspect.at.IsZero() {
+		o := run(ctx, node, "crictl", "inspect", id)
+		inspect = &o
+	}
+	ps := run(ctx, node, "crictl", "ps", "-a", "-o", "json", "--label", "io.kubernetes.pod.namespace="+r.cfg.Namespace)
+	if logs == nil || logs.at.IsZero() {
+		o := crictlLogs(ctx, node, id)
+		logs = &o
+	}
+	obs := fromInspect(*inspect, id)
+	obs.Pod, obs.Node, obs.Probes = pod, node.String(), probes
+	if logs.err == nil || len(logs.stdout) > 0 {
+		obs.Log = SummariseLog(logs.stdout)
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obs.Step = r.currentStepLocked()
+	dir := r.stepDirLocked()
+	var werr error
+	save := func(base string, o nodeOutput) string {
+		content, ext := o.stdout, ".json"
+		if base == "crictl-logs" {
+			ext = ".txt"
+		}
+		if o.err != nil {
+			content, ext = []byte(o.err.Error()+"\n"), ".error.txt"
+		}
+		p := r.uniquePathLocked(dir, pod+"-"+base, ext)
+		if err := r.writeFileLocked(p, content); err != nil && werr == nil {
+			werr = err
+		}
+		return p
+	}
+	obs.InspectPath = save("crictl-inspect", *inspect)
+	obs.PsPath = save("crictl-ps", ps)
+	obs.LogsPath = save("crictl-logs", *logs)
+	r.rec.Containers = append(r.rec.Containers, obs)
+	r.broadcast()
+	if werr != nil {
+		return obs, werr
+	}
+	if obs.Error != "" {
+		return obs, errors.New(obs.Error)
+	}
+	return obs, nil
+}
+
+func describeObservation(o ContainerObservation) string {
+	s := o.State
+	if s == "" {
+		s = "unknown (" + o.Error + ")"
+	}
+	if o.ExitCode != nil {
+		s += fmt.Sprintf(" exit %d", *o.ExitCode)
+	}
+	if o.Log != nil {
+		s += fmt.Sprintf(", last heartbeat seq=%d", o.Log.LastSeq)
+	}
+	return s + " at " + o.ObservedAt.Format(time.RFC3339Nano)
+}
+
+func short(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	return id
+}

@@ -1,0 +1,114 @@
+package evidence
+
+import "time"
+
+// EventsFor returns the watch events of the named pod, in the order observed.
+func (r *Record) EventsFor(pod string) []PodEvent {
+	var out []PodEvent
+	for _, e := range r.PodEvents {
+		if e.Name == pod {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Action returns the first action of the given kind on target.
+func (r *Record) Action(kind, target string) (Action, bool) {
+	for _, a := range r.Actions {
+		if a.Kind == kind && a.Target == target {
+			return a, true
+		}
+	}
+	return Action{}, false
+}
+
+// Step returns the named step.
+func (r *Record) Step(name string) (Step, bool) {
+	for _, s := range r.Steps {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Step{}, false
+}
+
+// ContainersFor returns the crictl observations of the pod's containers, in order.
+func (r *Record) ContainersFor(pod string) []ContainerObservation {
+	var out []ContainerObservation
+	for _, o := range r.Containers {
+		if o.Pod == pod {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// SnapshotsFor returns the snapshots of the pod, in order.
+func (r *Record) SnapshotsFor(pod string) []Snapshot {
+	var out []Snapshot
+	for _, s := range r.Snapshots {
+		if s.Pod == pod {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NodeEventsFor returns the Ready-condition records of the node, in order.
+func (r *Record) NodeEventsFor(node string) []NodeEvent {
+	var out []NodeEvent
+	for _, e := range r.NodeEvents {
+		if e.Name == node {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// FirstEvent returns the first event of the pod observed at or after from that satisfies match.
+func (r *Record) FirstEvent(pod string, from time.Time, match func(PodEvent) bool) (PodEvent, bool) {
+	for _, e := range r.EventsFor(pod) {
+		if !e.ObservedAt.Before(from) && match(e) {
+			return e, true
+		}
+	}
+	return PodEvent{}, false
+}
+
+// Deleted returns the pod's DELETED event, if one was observed.
+func (r *Record) Deleted(pod string) (PodEvent, bool) {
+	return r.FirstEvent(pod, time.Time{}, func(e PodEvent) bool { return e.Type == "DELETED" })
+}
+
+// Latest returns the last event of the pod observed at or before t.
+func (r *Record) Latest(pod string, t time.Time) (PodEvent, bool) {
+	var last PodEvent
+	found := false
+	for _, e := range r.EventsFor(pod) {
+		if e.ObservedAt.After(t) {
+			break
+		}
+		last, found = e, true
+	}
+	return last, found
+}
+
+// Pods returns the names of the pods seen in the record, in order of first appearance.
+func (r *Record) Pods() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, e := range r.PodEvents {
+		add(e.Name)
+	}
+	for _, o := range r.Containers {
+		add(o.Pod)
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+// Package evidence records what happens during a lab run, as it happens:
+// watch events on the run's pods (events.jsonl), the namespace's Kubernetes
+// events, the Ready condition of the real nodes, object snapshots at named
+// steps, the exact requests the lab made, and crictl evidence from the node.
+//
+// The Recorder writes every item to the run folder when it is observed and
+// keeps an in-memory Record. The Record is plain data: claims and reports are
+// decided and rendered from it alone, never from the cluster.
+package evidence
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Record is everything a run observed, in the order it was observed.
+type Record struct {
+	Lab       string            `json:"lab"`
+	RunID     string            `json:"run_id"`
+	Namespace string            `json:"namespace"`
+	StartedAt time.Time         `json:"started_at"`
+	EndedAt   time.Time         `json:"ended_at"`
+	Versions  map[string]string `json:"versions,omitempty"`
+
+	Steps      []Step                 `json:"steps"`
+	Actions    []Action               `json:"actions"`
+	PodEvents  []PodEvent             `json:"-"` // events.jsonl
+	KubeEvents []KubeEvent            `json:"-"` // kube-events.jsonl
+	NodeEvents []NodeEvent            `json:"-"` // nodes.jsonl
+	Snapshots  []Snapshot             `json:"snapshots"`
+	Containers []ContainerObservation `json:"container_observations"`
+	Notes      []Note                 `json:"notes"`
+}
+
+// Step is a named stage of the experiment.
+type Step struct {
+	Name       string    `json:"name"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Action is something the lab did to the cluster or a node: an API request
+// (with the exact options sent) or a command on a node.
+type Action struct {
+	Step string `json:"step"`
+	// Kind names what was done, e.g. "delete", "force-delete", "remove-finalizers", "stop-kubelet".
+	Kind string `json:"kind"`
+	// Target is the pod or node acted on.
+	Target string `json:"target"`
+	// Request is the exact request: the API verb, resource and body (e.g. the
+	// DeleteOptions as JSON), or the command run on the node.
+	Request json.RawMessage `json:"request"`
+	// Equivalent is the command a user would type to do the same.
+	Equivalent string    `json:"equivalent,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// Succeeded reports whether the action completed without error.
+func (a Action) Succeeded() bool { return a.Error == "" && !a.FinishedAt.IsZero() }
+
+// PodState holds the deletion-relevant fields of a pod object.
+type PodState struct {
+	Name                       string           `json:"name"`
+	UID                        string           `json:"uid"`
+	ResourceVersion            string           `json:"resourceVersion"`
+	NodeName                   string           `json:"nodeName,omitempty"`
+	DeletionTimestamp          *time.Time       `json:"deletionTimestamp"`
+	DeletionGracePeriodSeconds *int64           `json:"deletionGracePeriodSeconds"`
+	Finalizers                 []string         `json:"finalizers"`
+	Phase                      string           `json:"phase"`
+	Ready                      string           `json:"ready,omitempty"` // status of the Ready condition: True, False, Unknown or ""
+	Containers                 []ContainerState `json:"containers"`
+}
+
+// HasFinalizer reports whether the pod carries finalizer f.
+func (s PodState) HasFinalizer(f string) bool {
+	for _, x := range s.Finalizers {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Terminal reports whether the pod phase is Succeeded or Failed.
+func (s PodState) Terminal() bool { return s.Phase == "Succeeded" || s.Phase == "Failed" }
+
+// Container returns the status of the named container, or the first one if name is "".
+func (s PodState) Container(name string) (ContainerState, bool) {
+	for _, c := range s.Containers {
+		if name == "" || c.Name == name {
+			return c, true
+		}
+	}
+	return ContainerState{}, false
+}
+
+// ContainerState is one container's status as the API reports it.
+type ContainerState struct {
+	Name string `json:"name"`
+	// ContainerID is the runtime's ID without the "containerd://" prefix, as crictl shows it.
+	ContainerID string     `json:"containerID,omitempty"`
+	State       string     `json:"state"` // waiting, running, terminated or "" (no state reported)
+	Reason      string     `json:"reason,omitempty"`
+	ExitCode    *int32     `json:"exitCode,omitempty"`
+	StartedAt   *time.Time `json:"startedAt,omitempty"`
+	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
+}
+
+// PodEvent is one watch event on a pod, as observed by the recorder.
+type PodEvent struct {
+	ObservedAt time.Time `json:"observed_at"`
+	Type       string    `json:"type"` // ADDED, MODIFIED, DELETED
+	PodState
+	Object json.RawMessage `json:"object"`
+}
+
+// KubeEvent is a Kubernetes Event in the run's namespace (e.g. the kubelet's "Killing").
+type KubeEvent struct {
+	ObservedAt      time.Time `json:"observed_at"`
+	Type            string    `json:"type"`
+	ResourceVersion string    `json:"resourceVersion"`
+	Object          string    `json:"involvedObject"`
+	Reason          string    `json:"reason"`
+	Message         string    `json:"message"`
+	Source          string    `json:"source"`
+	Count           int32     `json:"count,omitempty"`
+}
+
+// NodeEvent records a change of a real node's Ready condition.
+type NodeEvent struct {
+	ObservedAt      time.Time `json:"observed_at"`
+	Type            string    `json:"type"` // LISTED (state when the watch began), ADDED, MODIFIED, DELETED
+	ResourceVersion string    `json:"resourceVersion"`
+	Name            string    `json:"name"`
+	Ready           string    `json:"ready"` // True, False, Unknown
+	Reason          string    `json:"reason,omitempty"`
+	Message         string    `json:"message,omitempty"`
+	// LastTransitionTime is when the node controller or kubelet says the condition changed.
+	LastTransitionTime *time.Time `json:"lastTransitionTime,omitempty"`
+	Taints             []string   `json:"taints,omitempty"`
+}
+
+// Snapshot is an object as read at a named step, saved as kubectl-style YAML.
+type Snapshot struct {
+	Step  string    `json:"step"`
+	Pod   string    `json:"pod"`
+	At    time.Time `json:"at"`
+	Found bool      `json:"found"` // false: the GET answered NotFound
+	Path  string    `json:"path"`  // relative to the run folder
+	State *PodState `json:"state,omitempty"`
+}
+
+// Container states as crictl names them, plus NotFound when the runtime no
+// longer knows the ID.
+const (
+	ContainerCreated  = "CONTAINER_CREATED"
+	ContainerRunning  = "CONTAINER_RUNNING"
+	ContainerExited   = "CONTAINER_EXITED"
+	ContainerUnknown  = "CONTAINER_UNKNOWN"
+	ContainerNotFound = "NOT_FOUND"
+)
+
+// ContainerObservation is what crictl on the node said about one container.
+type ContainerObservation struct {
+	Step        string    `json:"step"`
+	Pod         string    `json:"pod"`
+	Node        string    `json:"node"`
+	ContainerID string    `json:"container_id"`
+	ObservedAt  time.Time `json:"observed_at"`
+	// State is the crictl state (CONTAINER_RUNNING, CONTAINER_EXITED, ...) or NOT_FOUND.
+	State      string     `json:"state"`
+	ExitCode   *int32     `json:"exit_code,omitempty"` // only when exited
+	Reason     string     `json:"reason,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Log is what the container's own log (crictl logs) showed at this moment.
+	Log *LogSummary `json:"log,omitempty"`
+	// Probes counts the crictl inspect calls made while waiting for this state (0: a single look).
+	Probes int `json:"probes,omitempty"`
+	// Files are the raw outputs saved, relative to the run folder.
+	InspectPath string `json:"inspect_path,omitempty"`
+	PsPath      string `json:"ps_path,omitempty"`
+	LogsPath    string `json:"logs_path,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// Files lists the raw evidence files of the observation.
+func (o ContainerObservation) Files() []string {
+	var out []string
+	for _, p := range []string{o.InspectPath, o.PsPath, o.LogsPath} {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LogSummary is the part of the workload's log (internal/workloadlog) claims use.
+type LogSummary struct {
+	Lines          int        `json:"lines"`
+	Started        bool       `json:"started"`
+	Heartbeats     int        `json:"heartbeats"`
+	LastSeq        int        `json:"last_seq"`
+	LastBeatAt     *time.Time `json:"last_beat_at,omitempty"`
+	Signal         string     `json:"signal,omitempty"` // the signal that started the shutdown, e.g. SIGTERM
+	SignalAt       *time.Time `json:"signal_at,omitempty"`
+	ExitLogged     bool       `json:"exit_logged"`
+	ExitCodeLogged *int       `json:"exit_code_logged,omitempty"`
+}
+
+// Note is something the record must say that is not an observation, e.g.
+// that no node evidence exists for a pod on a fake node, or that leftovers were repaired.
+type Note struct {
+	At   time.Time `json:"at"`
+	Step string    `json:"step,omitempty"`
+	Text string    `json:"text"`
+}

@@ -1,0 +1,539 @@
+package evidence
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+)
+
+// Files the recorder writes in the run folder.
+const (
+	EventsFile     = "events.jsonl"      // watch events on the run's pods
+	KubeEventsFile = "kube-events.jsonl" // Kubernetes Events in the run's namespace
+	NodesFile      = "nodes.jsonl"       // Ready-condition changes of the real nodes
+	ActionsFile    = "actions.jsonl"     // requests and node commands the lab made
+	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes
+)
+
+// Config says what to record and where.
+type Config struct {
+	Client    kubernetes.Interface
+	Lab       string
+	RunID     string
+	Namespace string
+	// PodSelector selects the run's pods, e.g. "termlab.dev/run-id=<id>".
+	PodSelector string
+	// Nodes are the real nodes whose Ready condition is recorded.
+	Nodes []string
+	// Dir is the run folder.
+	Dir      string
+	Versions map[string]string
+}
+
+// Recorder records a run. Create it with Start, before the lab creates any
+// object, and Stop it when the run is over.
+type Recorder struct {
+	cfg Config
+
+	mu      sync.Mutex
+	rec     Record
+	changed chan struct{} // closed and replaced whenever the record grows
+	files   map[string]*os.File
+	step    int // index of the current step in rec.Steps, -1 before the first
+	seq     map[string]int
+	writeErr error
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start lists the run's pods, the namespace's events and the nodes to learn
+// the current resourceVersions, then watches each from there, so that every
+// later change is recorded in order.
+func Start(ctx context.Context, cfg Config) (*Recorder, error) {
+	if cfg.Client == nil || cfg.Namespace == "" || cfg.Dir == "" {
+		return nil, errors.New("evidence: Config needs Client, Namespace and Dir")
+	}
+	r := &Recorder{
+		cfg:     cfg,
+		changed: make(chan struct{}),
+		files:   map[string]*os.File{},
+		step:    -1,
+		seq:     map[string]int{},
+		rec: Record{
+			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
+			StartedAt: now(), Versions: cfg.Versions,
+		},
+	}
+	for _, name := range []string{EventsFile, KubeEventsFile, NodesFile, ActionsFile} {
+		f, err := os.Create(filepath.Join(cfg.Dir, name))
+		if err != nil {
+			r.closeFiles()
+			return nil, fmt.Errorf("creating %s: %w", name, err)
+		}
+		r.files[name] = f
+	}
+
+	core := cfg.Client.CoreV1()
+	pods, err := core.Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.PodSelector})
+	if err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("listing pods in %s to start the watch: %w", cfg.Namespace, err)
+	}
+	events, err := core.Events(cfg.Namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("listing events in %s to start the watch: %w", cfg.Namespace, err)
+	}
+	nodes, err := core.Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		r.closeFiles()
+		return nil, fmt.Errorf("listing nodes to start the watch: %w", err)
+	}
+	for i := range pods.Items {
+		r.addPod("LISTED", &pods.Items[i])
+	}
+	for i := range nodes.Items {
+		r.addNode("LISTED", &nodes.Items[i])
+	}
+
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	watches := []struct {
+		what string
+		rv   string
+		w    cache.WatcherWithContext
+	}{
+		{"pods", pods.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = cfg.PodSelector
+			return core.Pods(cfg.Namespace).Watch(ctx, o)
+		})},
+		{"events", events.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.Events(cfg.Namespace).Watch(ctx, o)
+		})},
+		{"nodes", nodes.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.Nodes().Watch(ctx, o)
+		})},
+	}
+	for _, w := range watches {
+		rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, w.rv, w.w)
+		if err != nil {
+			cancel()
+			r.wg.Wait()
+			r.closeFiles()
+			return nil, fmt.Errorf("starting the %s watch at resourceVersion %s: %w", w.what, w.rv, err)
+		}
+		r.wg.Add(1)
+		go r.consume(watchCtx, w.what, rw)
+	}
+	return r, nil
+}
+
+type watcherFunc func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+
+func (f watcherFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+	return f(ctx, o)
+}
+
+func (r *Recorder) consume(ctx context.Context, what string, rw *watchtools.RetryWatcher) {
+	defer r.wg.Done()
+	defer rw.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-rw.ResultChan():
+			if !ok {
+				return
+			}
+			r.handle(what, ev)
+		}
+	}
+}
+
+// handle records one watch event.
+func (r *Recorder) handle(what string, ev watch.Event) {
+	switch ev.Type {
+	case watch.Bookmark:
+		return
+	case watch.Error:
+		r.Notef("the %s watch reported an error: %v", what, errorOf(ev.Object))
+		return
+	}
+	switch o := ev.Object.(type) {
+	case *corev1.Pod:
+		r.addPod(string(ev.Type), o)
+	case *corev1.Event:
+		r.addKubeEvent(string(ev.Type), o)
+	case *corev1.Node:
+		r.addNode(string(ev.Type), o)
+	}
+}
+
+func errorOf(o runtime.Object) string {
+	if s, ok := o.(*metav1.Status); ok {
+		return s.Message
+	}
+	return fmt.Sprintf("%v", o)
+}
+
+func (r *Recorder) addPod(typ string, pod *corev1.Pod) {
+	obj := pod.DeepCopy()
+	obj.APIVersion, obj.Kind = "v1", "Pod"
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		raw = nil
+	}
+	e := PodEvent{ObservedAt: now(), Type: typ, PodState: StateOf(pod), Object: raw}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.PodEvents = append(r.rec.PodEvents, e)
+	r.appendLine(EventsFile, e)
+	r.broadcast()
+}
+
+func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event) {
+	k := KubeEvent{
+		ObservedAt: now(), Type: typ, ResourceVersion: ev.ResourceVersion,
+		Object: ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name,
+		Reason: ev.Reason, Message: ev.Message, Count: ev.Count,
+		Source: strings.TrimSpace(ev.Source.Component + " " + ev.Source.Host),
+	}
+	if k.Source == "" {
+		k.Source = ev.ReportingController + " " + ev.ReportingInstance
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.KubeEvents = append(r.rec.KubeEvents, k)
+	r.appendLine(KubeEventsFile, k)
+	r.broadcast()
+}
+
+// addNode records the node's Ready condition when it differs from the last one recorded.
+func (r *Recorder) addNode(typ string, node *corev1.Node) {
+	if !contains(r.cfg.Nodes, node.Name) {
+		return
+	}
+	n := NodeEvent{ObservedAt: now(), Type: typ, ResourceVersion: node.ResourceVersion, Name: node.Name, Ready: "Unknown"}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			n.Ready, n.Reason, n.Message = string(c.Status), c.Reason, c.Message
+			n.LastTransitionTime = timePtr(&c.LastTransitionTime)
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		n.Taints = append(n.Taints, t.Key+":"+string(t.Effect))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if typ != "DELETED" {
+		var last *NodeEvent
+		for i := range r.rec.NodeEvents {
+			if r.rec.NodeEvents[i].Name == n.Name {
+				last = &r.rec.NodeEvents[i]
+			}
+		}
+		if last != nil && last.Ready == n.Ready && last.Reason == n.Reason && strings.Join(last.Taints, ",") == strings.Join(n.Taints, ",") {
+			return
+		}
+	}
+	r.rec.NodeEvents = append(r.rec.NodeEvents, n)
+	r.appendLine(NodesFile, n)
+	r.broadcast()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// appendLine writes v as one JSON line; r.mu must be held.
+func (r *Recorder) appendLine(file string, v any) {
+	f := r.files[file]
+	if f == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		_, err = f.Write(append(b, '\n'))
+	}
+	if err != nil && r.writeErr == nil {
+		r.writeErr = fmt.Errorf("writing %s: %w", file, err)
+	}
+}
+
+// broadcast wakes every waiter; r.mu must be held.
+func (r *Recorder) broadcast() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Stop ends the watches, writes record.json and closes the files. It returns
+// the first error met while writing evidence.
+func (r *Recorder) Stop() error {
+	if r.cancel != nil {
+		r.cancel()
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endStepLocked("")
+	r.rec.EndedAt = now()
+	err := r.writeErr
+	if werr := writeJSON(filepath.Join(r.cfg.Dir, RecordFile), r.rec); werr != nil && err == nil {
+		err = werr
+	}
+	r.closeFiles()
+	return err
+}
+
+func (r *Recorder) closeFiles() {
+	for name, f := range r.files {
+		f.Close()
+		delete(r.files, name)
+	}
+}
+
+// Record returns a copy of everything recorded so far.
+func (r *Recorder) Record() *Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.rec
+	c.Steps = append([]Step(nil), r.rec.Steps...)
+	c.Actions = append([]Action(nil), r.rec.Actions...)
+	c.PodEvents = append([]PodEvent(nil), r.rec.PodEvents...)
+	c.KubeEvents = append([]KubeEvent(nil), r.rec.KubeEvents...)
+	c.NodeEvents = append([]NodeEvent(nil), r.rec.NodeEvents...)
+	c.Snapshots = append([]Snapshot(nil), r.rec.Snapshots...)
+	c.Containers = append([]ContainerObservation(nil), r.rec.Containers...)
+	c.Notes = append([]Note(nil), r.rec.Notes...)
+	return &c
+}
+
+// Dir is the run folder.
+func (r *Recorder) Dir() string { return r.cfg.Dir }
+
+// BeginStep starts a named step (ending the previous one) and returns a
+// function that ends it with its outcome.
+func (r *Recorder) BeginStep(name string) (end func(error)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endStepLocked("")
+	r.rec.Steps = append(r.rec.Steps, Step{Name: name, StartedAt: now()})
+	r.step = len(r.rec.Steps) - 1
+	idx := r.step
+	return func(err error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if idx != r.step {
+			return
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		r.endStepLocked(msg)
+	}
+}
+
+func (r *Recorder) endStepLocked(errMsg string) {
+	if r.step < 0 {
+		return
+	}
+	s := &r.rec.Steps[r.step]
+	if s.FinishedAt.IsZero() {
+		s.FinishedAt = now()
+		s.Error = errMsg
+	}
+	r.step = -1
+}
+
+// currentStep is the name of the running step ("" outside steps); r.mu must be held.
+func (r *Recorder) currentStepLocked() string {
+	if r.step < 0 {
+		return ""
+	}
+	return r.rec.Steps[r.step].Name
+}
+
+// stepDirLocked is the folder for the current step's files, e.g. "steps/03-force-delete".
+func (r *Recorder) stepDirLocked() string {
+	if r.step < 0 {
+		return "steps/00-outside-steps"
+	}
+	return fmt.Sprintf("steps/%02d-%s", r.step+1, slug(r.rec.Steps[r.step].Name))
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug makes a folder name of a step name: lower case, at most 5 words.
+func slug(s string) string {
+	words := strings.FieldsFunc(nonSlug.ReplaceAllString(strings.ToLower(s), " "), func(r rune) bool { return r == ' ' })
+	if len(words) > 5 {
+		words = words[:5]
+	}
+	return strings.Join(words, "-")
+}
+
+// uniquePathLocked returns dir/base+ext, with -2, -3 … when it was used before in this run.
+func (r *Recorder) uniquePathLocked(dir, base, ext string) string {
+	key := dir + "/" + base + ext
+	r.seq[key]++
+	if n := r.seq[key]; n > 1 {
+		return fmt.Sprintf("%s/%s-%d%s", dir, base, n, ext)
+	}
+	return key
+}
+
+// Notef adds a note to the record, in the current step.
+func (r *Recorder) Notef(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Notes = append(r.rec.Notes, Note{At: now(), Step: r.currentStepLocked(), Text: fmt.Sprintf(format, args...)})
+}
+
+// Act performs do and records it as an action: request is the exact request
+// (marshalled to JSON), equivalent the command a user would type.
+func (r *Recorder) Act(kind, target string, request any, equivalent string, do func() error) error {
+	raw, err := json.Marshal(request)
+	if err != nil {
+		return fmt.Errorf("recording the %s request on %s: %w", kind, target, err)
+	}
+	r.mu.Lock()
+	a := Action{Step: r.currentStepLocked(), Kind: kind, Target: target, Request: raw, Equivalent: equivalent, StartedAt: now()}
+	r.mu.Unlock()
+	doErr := do()
+	a.FinishedAt = now()
+	if doErr != nil {
+		a.Error = doErr.Error()
+	}
+	r.mu.Lock()
+	r.rec.Actions = append(r.rec.Actions, a)
+	r.appendLine(ActionsFile, a)
+	r.broadcast()
+	r.mu.Unlock()
+	return doErr
+}
+
+// WaitPod blocks until a recorded event of the pod satisfies cond (events
+// recorded before the call count), or ctx ends. It waits on the watch, it
+// does not poll. On timeout the error says what was last seen.
+func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(PodEvent) bool) (PodEvent, error) {
+	checked := 0
+	for {
+		r.mu.Lock()
+		var last *PodEvent
+		for i := range r.rec.PodEvents {
+			e := &r.rec.PodEvents[i]
+			if e.Name != pod {
+				continue
+			}
+			last = e
+			if i >= checked && cond(*e) {
+				found := *e
+				r.mu.Unlock()
+				return found, nil
+			}
+		}
+		checked = len(r.rec.PodEvents)
+		changed := r.changed
+		lastSeen := "no event of the pod"
+		if last != nil {
+			lastSeen = Describe(*last)
+		}
+		r.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return PodEvent{}, fmt.Errorf("waiting for pod %s to %s: %w (last seen: %s)", pod, what, context.Cause(ctx), lastSeen)
+		}
+	}
+}
+
+// WaitNode blocks until a recorded Ready-condition change of the node
+// satisfies cond, or ctx ends.
+func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(NodeEvent) bool) (NodeEvent, error) {
+	for {
+		r.mu.Lock()
+		lastSeen := "nothing recorded"
+		for _, e := range r.rec.NodeEvents {
+			if e.Name != node {
+				continue
+			}
+			lastSeen = fmt.Sprintf("Ready=%s (%s) at %s", e.Ready, e.Reason, e.ObservedAt.Format(time.RFC3339Nano))
+			if cond(e) {
+				r.mu.Unlock()
+				return e, nil
+			}
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return NodeEvent{}, fmt.Errorf("waiting for node %s to %s: %w (last seen: %s)", node, what, context.Cause(ctx), lastSeen)
+		}
+	}
+}
+
+// Describe is a one-line summary of a pod event for progress output and errors.
+func Describe(e PodEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s rv=%s phase=%s", e.Type, e.ResourceVersion, orDash(e.Phase))
+	if e.DeletionTimestamp != nil {
+		fmt.Fprintf(&b, " deletionTimestamp=%s", e.DeletionTimestamp.Format(time.RFC3339))
+	}
+	if e.DeletionGracePeriodSeconds != nil {
+		fmt.Fprintf(&b, " deletionGracePeriodSeconds=%d", *e.DeletionGracePeriodSeconds)
+	}
+	if len(e.Finalizers) > 0 {
+		fmt.Fprintf(&b, " finalizers=%v", e.Finalizers)
+	}
+	for _, c := range e.Containers {
+		fmt.Fprintf(&b, " %s=%s", c.Name, orDash(c.State))
+		if c.ExitCode != nil {
+			fmt.Fprintf(&b, "(exit %d)", *c.ExitCode)
+		}
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// now is the observation clock: wall time in UTC, without the monotonic reading.
+func now() time.Time { return time.Now().UTC().Round(0) }

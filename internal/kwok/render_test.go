@@ -1,0 +1,145 @@
+package kwok
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+func TestRender(t *testing.T) {
+	const image = "termlab.local/kwok:v0.8.0"
+	objs, err := Render(Options{Image: image})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+	}
+	if kinds["CustomResourceDefinition"] != 12 || kinds["Deployment"] != 1 || kinds["ConfigMap"] != 1 || kinds["Service"] != 1 ||
+		kinds["ServiceAccount"] != 1 || kinds["ClusterRole"] != 1 || kinds["ClusterRoleBinding"] != 1 || kinds["FlowSchema"] != 1 {
+		t.Errorf("kinds = %v", kinds)
+	}
+	if objs[0].GetKind() != "CustomResourceDefinition" || objs[len(objs)-1].GetKind() != "Deployment" {
+		t.Errorf("apply order: first %s, last %s", objs[0].GetKind(), objs[len(objs)-1].GetKind())
+	}
+	var stageCRD bool
+	for _, o := range objs {
+		stageCRD = stageCRD || o.GetName() == "stages.kwok.x-k8s.io"
+	}
+	if !stageCRD {
+		t.Error("no Stage CRD")
+	}
+
+	d := objs[len(objs)-1]
+	get := func(path ...string) any {
+		v, _, err := unstructured.NestedFieldNoCopy(d.Object, path...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if n := get("spec", "replicas"); n != int64(1) {
+		t.Errorf("replicas = %v", n)
+	}
+	if s := get("spec", "strategy", "type"); s != "Recreate" {
+		t.Errorf("strategy = %v", s)
+	}
+	if ns := d.GetNamespace(); ns != Namespace {
+		t.Errorf("namespace = %q", ns)
+	}
+	if sel := get("spec", "template", "spec", "nodeSelector"); !reflect.DeepEqual(sel, map[string]any{"node-role.kubernetes.io/control-plane": ""}) {
+		t.Errorf("nodeSelector = %v", sel)
+	}
+	tols, _ := get("spec", "template", "spec", "tolerations").([]any)
+	if len(tols) != 1 || tols[0].(map[string]any)["key"] != "node-role.kubernetes.io/control-plane" {
+		t.Errorf("tolerations = %v", tols)
+	}
+	cs, _ := get("spec", "template", "spec", "containers").([]any)
+	if len(cs) != 1 {
+		t.Fatalf("containers = %v", cs)
+	}
+	c := cs[0].(map[string]any)
+	if c["image"] != image || c["imagePullPolicy"] != "IfNotPresent" {
+		t.Errorf("container image %v pull %v", c["image"], c["imagePullPolicy"])
+	}
+	if a := d.GetAnnotations()[ModuleAnnotation]; !strings.HasPrefix(a, ModulePath+"@v") {
+		t.Errorf("annotation %s = %q", ModuleAnnotation, a)
+	}
+	if sel := d.GetLabels()["app"]; sel != ControllerName {
+		t.Errorf("label app = %q", sel)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	if _, err := Render(Options{}); err == nil || !strings.Contains(err.Error(), "Image is required") {
+		t.Errorf("no image: %v", err)
+	}
+	_, err := Render(Options{Image: "x", ModuleDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "not the kwok module directory") {
+		t.Errorf("bad module dir: %v", err)
+	}
+}
+
+// TestStageSetsShape checks what the sets promise beyond behaviour: every
+// Stage is labelled with its set, every pod stage selects only its set's pods,
+// and kwok-v0.8-fast is kwok's fast pod stages as shipped, only with the name
+// prefix, the label and the set selector added.
+func TestStageSetsShape(t *testing.T) {
+	stages, err := RenderStages(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySet := map[string][]*unstructured.Unstructured{}
+	for _, s := range stages {
+		set := s.GetLabels()[StageSetLabel]
+		bySet[set] = append(bySet[set], s)
+		if set == NodeStageSet {
+			if k, _, _ := unstructured.NestedString(s.Object, "spec", "resourceRef", "kind"); k != "Node" {
+				t.Errorf("%s: node stage set holds a %s stage", s.GetName(), k)
+			}
+			continue
+		}
+		if !strings.HasPrefix(s.GetName(), set+"-") {
+			t.Errorf("%s: name does not start with its set %q", s.GetName(), set)
+		}
+		ml, _, _ := unstructured.NestedStringMap(s.Object, "spec", "selector", "matchLabels")
+		exprs, _, _ := unstructured.NestedSlice(s.Object, "spec", "selector", "matchExpressions")
+		first, _ := exprs[0].(map[string]any)
+		switch set {
+		case SetFaithful:
+			if first["key"] != `.metadata.labels["termlab.dev/stage-set"] // "faithful"` {
+				t.Errorf("%s: first expression %v, want the set selector", s.GetName(), first)
+			}
+		default:
+			if ml[StageSetLabel] != set {
+				t.Errorf("%s: matchLabels %v, want %s=%s", s.GetName(), ml, StageSetLabel, set)
+			}
+		}
+	}
+	for _, set := range append([]string{NodeStageSet}, StageSets...) {
+		if len(bySet[set]) == 0 {
+			t.Errorf("set %s has no stages", set)
+		}
+	}
+
+	upstream, _, err := build("", "upstream/stage/pod/fast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(upstream) != len(bySet[SetKwokV08Fast]) {
+		t.Fatalf("kwok-v0.8-fast has %d stages, upstream fast %d", len(bySet[SetKwokV08Fast]), len(upstream))
+	}
+	for i, up := range upstream {
+		ours := bySet[SetKwokV08Fast][i].DeepCopy()
+		if ours.GetName() != SetKwokV08Fast+"-"+up.GetName() {
+			t.Errorf("stage %d: %s, upstream %s", i, ours.GetName(), up.GetName())
+		}
+		unstructured.RemoveNestedField(ours.Object, "spec", "selector", "matchLabels")
+		if !reflect.DeepEqual(ours.Object["spec"], up.Object["spec"]) {
+			t.Errorf("%s differs from upstream %s beyond the set selector", ours.GetName(), up.GetName())
+		}
+	}
+}

@@ -1,0 +1,281 @@
+// Package lab runs one lab: it gives the run an id, a namespace and a
+// results folder, repairs what earlier killed runs left behind, records the
+// run with internal/evidence, runs the lab's steps, cleans up on every exit
+// path (error, failed claim, timeout, Ctrl-C, SIGTERM), decides the claims
+// and writes the reports.
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/report"
+)
+
+// Labels on every object a run creates.
+const (
+	RunIDLabel = "termlab.dev/run-id"
+	LabLabel   = "termlab.dev/lab"
+	// KeepLabel marks a namespace kept for inspection (Options.Keep): later
+	// runs leave it alone instead of repairing it.
+	KeepLabel = "termlab.dev/keep"
+)
+
+// Options tune a run; the zero value is the default.
+type Options struct {
+	// ResultsDir is where run folders go (default: results/ in the repository).
+	ResultsDir string
+	// RepoRoot is the repository, for copying the kind config and kwok stages
+	// into the run folder (default: found from the working directory).
+	RepoRoot string
+	// Keep leaves the run's namespace and pods (finalizers included) for
+	// inspection. A stopped kubelet is restarted all the same.
+	Keep bool
+	// Timeout bounds the lab's steps (default 10 minutes).
+	Timeout time.Duration
+	// Log receives the progress lines (default progress.Default()).
+	Log *progress.Logger
+}
+
+// Definition is one lab: what it uses, its steps and its claims.
+type Definition struct {
+	// Name is the lab's short name, e.g. "finalizer" (namespace termlab-finalizer-<run id>).
+	Name string
+	// Question is what the lab asks, shown at the top of its report.
+	Question string
+	// Manifests are the pod manifests (files of manifests/pods) the lab uses.
+	Manifests []string
+	// Steps run the experiment. They return an error only when the run
+	// cannot go on; what they observed is decided by Claims.
+	Steps func(ctx context.Context, r *Run) error
+	// Claims decides the lab's claims from the record.
+	Claims func(rec *evidence.Record) []claims.Claim
+}
+
+// Title is "lab:<name>".
+func (d Definition) Title() string { return "lab:" + d.Name }
+
+// cleanupTimeout bounds cleanup, which runs with its own context so that it
+// also runs after the lab's context was cancelled.
+const cleanupTimeout = 2 * time.Minute
+
+// repairTimeout bounds the repair of leftovers before a run.
+const repairTimeout = 3 * time.Minute
+
+// Execute runs the lab on the cluster and returns its summary. The error is
+// non-nil when the run could not be completed or its evidence is not
+// trustworthy; a failed claim shows as Summary.Verdict "fail", not as an
+// error. Either way the results folder is written.
+func Execute(parent context.Context, env *cluster.Env, def Definition, opts Options) (sum *report.Summary, err error) {
+	opts.defaults()
+	log := opts.Log
+	if env == nil || env.Client == nil {
+		return nil, errors.New("the lab needs a cluster: Env has no API client")
+	}
+	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	id := NewRunID(time.Now())
+	r := &Run{
+		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
+		Env: env, Log: log, opts: opts,
+	}
+	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
+	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the run folder: %w", err)
+	}
+	if err := pointLatest(filepath.Join(opts.ResultsDir, def.Name), id); err != nil {
+		log.Warnf("could not update %s/latest: %v", def.Name, err)
+	}
+	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
+	started := time.Now().UTC()
+
+	var runErrs []string
+	fail := func(what string, e error) {
+		if e != nil {
+			runErrs = append(runErrs, what+": "+e.Error())
+			log.Warnf("%s: %v", what, e)
+		}
+	}
+
+	rctx, cancelRepair := context.WithTimeout(ctx, repairTimeout)
+	repairs, rerr := RepairLeftovers(rctx, env, log, "")
+	cancelRepair()
+	fail("repairing leftovers of earlier runs", rerr)
+
+	if err := r.createNamespace(ctx); err != nil {
+		return nil, err
+	}
+	rec, err := evidence.Start(ctx, evidence.Config{
+		Client: env.Client, Lab: def.Name, RunID: id, Namespace: r.Namespace,
+		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
+	})
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		fail("cleaning up", r.deleteNamespace(cctx))
+		return nil, fmt.Errorf("starting the recorder: %w", err)
+	}
+	r.Rec = rec
+	for _, rep := range repairs {
+		rec.Notef("before the run: %s", rep)
+	}
+	fail("copying the inputs", r.copyInputs(def))
+
+	// Steps, bounded, with cleanup on every exit path (panics included).
+	func() {
+		stepCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+		defer func() {
+			if p := recover(); p != nil {
+				fail("the lab panicked", fmt.Errorf("%v", p))
+			}
+		}()
+		if err := def.Steps(stepCtx, r); err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("interrupted: %w", err)
+			}
+			fail("running the steps", err)
+		}
+	}()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	fail("cleaning up", r.cleanup(cctx))
+	fail("stopping the recorder", rec.Stop())
+
+	record := rec.Record()
+	decided := def.Claims(record)
+	s := report.Summary{
+		Lab: def.Name, RunID: id, Verdict: claims.Overall(decided),
+		StartedAt: started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
+		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: repairs, Dir: r.Dir,
+	}
+	if len(runErrs) > 0 {
+		s.Verdict = claims.Fail
+	}
+	s.Errors = append(s.Errors, runErrs...)
+	run := report.Run{Summary: s, Record: record, Title: def.Title(), Question: def.Question}
+	var finalErrs []string
+	if err := report.Write(r.Dir, run); err != nil {
+		finalErrs = append(finalErrs, "writing the reports: "+err.Error())
+	}
+	if leaks, err := ScanForCredentials(r.Dir); err != nil || len(leaks) > 0 {
+		s.Verdict = claims.Fail
+		if err == nil {
+			err = fmt.Errorf("credentials found in the run folder %s, remove them before sharing it: %v", r.Dir, leaks)
+		}
+		log.Warnf("%v", err)
+		finalErrs = append(finalErrs, err.Error())
+	}
+	printVerdicts(log, def, &s)
+	if err := r.waitRestartedNodesReady(cctx); err != nil {
+		log.Warnf("after cleanup: %v", err)
+		finalErrs = append(finalErrs, "after cleanup: "+err.Error())
+	}
+	if all := append(runErrs, finalErrs...); len(all) > 0 {
+		return &s, fmt.Errorf("%s run %s: %s", def.Title(), id, strings.Join(all, "; "))
+	}
+	return &s, nil
+}
+
+func (o *Options) defaults() {
+	if o.Log == nil {
+		o.Log = progress.Default()
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.RepoRoot == "" {
+		if root, err := project.Root(); err == nil {
+			o.RepoRoot = root
+		}
+	}
+	if o.ResultsDir == "" {
+		o.ResultsDir = "results"
+		if o.RepoRoot != "" {
+			o.ResultsDir = filepath.Join(o.RepoRoot, "results")
+		}
+	}
+}
+
+func printVerdicts(log *progress.Logger, def Definition, s *report.Summary) {
+	for _, c := range s.Claims {
+		if c.Passed() {
+			log.Infof("  pass  %s", c.ID)
+		} else {
+			log.Infof("  FAIL  %s: %s", c.ID, c.Reason)
+		}
+	}
+	log.Infof("%s run %s: %s (%d claims) — %s", def.Title(), s.RunID, s.Verdict, len(s.Claims), filepath.Join(s.Dir, report.MarkdownFile))
+}
+
+// versionsMap turns cluster.Versions into the summary's map, by its JSON names.
+func versionsMap(env *cluster.Env) map[string]string {
+	b, _ := json.Marshal(env.Versions)
+	m := map[string]string{}
+	_ = json.Unmarshal(b, &m)
+	m["workload_image"] = env.WorkloadImage
+	return m
+}
+
+func workerNames(env *cluster.Env) []string {
+	var out []string
+	for _, w := range env.Workers {
+		out = append(out, w.String())
+	}
+	return out
+}
+
+func (r *Run) createNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name:   r.Namespace,
+		Labels: map[string]string{RunIDLabel: r.ID, LabLabel: r.Lab},
+	}}
+	if _, err := r.Env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", r.Namespace, err)
+	}
+	return nil
+}
+
+// ExecuteAll runs the labs one after the other and returns an error naming
+// every lab that failed a claim or could not run. An interrupt stops the
+// sequence (the interrupted lab still cleans up and writes its folder).
+func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Definition) ([]*report.Summary, error) {
+	var sums []*report.Summary
+	var failed []string
+	for _, def := range defs {
+		s, err := Execute(ctx, env, def, opts)
+		if s != nil {
+			sums = append(sums, s)
+		}
+		switch {
+		case err != nil:
+			failed = append(failed, fmt.Sprintf("%s: %v", def.Title(), err))
+		case !s.Passed():
+			failed = append(failed, fmt.Sprintf("%s: claims failed, see %s", def.Title(), filepath.Join(s.Dir, report.MarkdownFile)))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(failed) > 0 {
+		return sums, errors.New(strings.Join(failed, "\n"))
+	}
+	return sums, nil
+}

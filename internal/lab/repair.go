@@ -1,0 +1,118 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/progress"
+)
+
+// RepairLeftovers puts back what a killed earlier run may have left: a real
+// worker whose kubelet is not active (started again), pods labelled with a
+// run id that still carry finalizers (finalizers removed), and namespaces of
+// earlier runs (deleted). Namespaces kept on purpose (Options.Keep) are left
+// alone. It returns one line per repair, for the user and the record.
+// Labs must not run concurrently on one cluster: this would repair the other run.
+func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger, currentRunID string) ([]string, error) {
+	var repairs []string
+	var errs []error
+	say := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		repairs = append(repairs, s)
+		log.Warnf("repairing a leftover: %s", s)
+	}
+
+	for _, node := range env.Workers {
+		state, err := KubeletState(ctx, node)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if state == "active" {
+			continue
+		}
+		if err := runOn(ctx, node, "systemctl", "start", "kubelet"); err != nil {
+			errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
+			continue
+		}
+		if err := WaitNodeReady(ctx, env, node.String(), 90*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+		say("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)
+	}
+
+	core := env.Client.CoreV1()
+	nsList, err := core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
+	if err != nil {
+		return repairs, errors.Join(append(errs, fmt.Errorf("listing namespaces of earlier runs: %w", err))...)
+	}
+	kept := map[string]bool{}
+	var stale []string
+	for _, ns := range nsList.Items {
+		if ns.Labels[RunIDLabel] == currentRunID {
+			continue
+		}
+		if ns.Labels[KeepLabel] == "true" {
+			kept[ns.Name] = true
+			log.Infof("namespace %s was kept by an earlier run (delete it with: kubectl delete namespace %s)", ns.Name, ns.Name)
+			continue
+		}
+		stale = append(stale, ns.Name)
+	}
+
+	podList, err := core.Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
+	if err != nil {
+		return repairs, errors.Join(append(errs, fmt.Errorf("listing pods of earlier runs: %w", err))...)
+	}
+	stuck := map[string][]string{}
+	for _, p := range podList.Items {
+		if p.Labels[RunIDLabel] == currentRunID || kept[p.Namespace] || len(p.Finalizers) == 0 {
+			continue
+		}
+		_, err := core.Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing finalizers %v of leftover pod %s/%s: %w", p.Finalizers, p.Namespace, p.Name, err))
+			continue
+		}
+		stuck[p.Namespace] = append(stuck[p.Namespace], fmt.Sprintf("%s %v", p.Name, p.Finalizers))
+	}
+	nsNames := make([]string, 0, len(stuck))
+	for ns := range stuck {
+		nsNames = append(nsNames, ns)
+	}
+	sort.Strings(nsNames)
+	for _, ns := range nsNames {
+		say("pods of an earlier run in %s still had finalizers: removed them from %s", ns, strings.Join(stuck[ns], ", "))
+	}
+
+	for _, ns := range stale {
+		err := core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting namespace %s of an earlier run: %w", ns, err))
+			continue
+		}
+		say("namespace %s of an earlier run was still there: deleted it", ns)
+	}
+	if len(stale) > 0 {
+		// Give the deletions a bounded moment, so the new run starts on a quiet cluster.
+		_ = wait.PollUntilContextTimeout(ctx, time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			for _, ns := range stale {
+				if _, err := core.Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+	}
+	return repairs, errors.Join(errs...)
+}

@@ -1,0 +1,468 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/yaml"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/manifests/pods"
+)
+
+// Run is what a lab's steps work with: the cluster, the recorder and the
+// run's identity, plus the actions a lab takes, each recorded exactly.
+type Run struct {
+	ID        string
+	Lab       string
+	Namespace string
+	Dir       string
+	Env       *cluster.Env
+	Rec       *evidence.Recorder
+	Log       *progress.Logger
+
+	opts Options
+
+	mu                 sync.Mutex
+	stoppedKubelet     map[string]nodes.Node
+	restartedInCleanup []nodes.Node
+}
+
+// Step runs one named step of the experiment: it is announced, timed and
+// recorded; files saved during it go to its folder.
+func (r *Run) Step(ctx context.Context, name string, fn func(ctx context.Context) error) error {
+	end := r.Rec.BeginStep(name)
+	done := r.Log.Step(name)
+	err := fn(ctx)
+	end(err)
+	done(err)
+	return err
+}
+
+// Infof tells the user what the lab sees.
+func (r *Run) Infof(format string, args ...any) { r.Log.Infof("  "+format, args...) }
+
+// Worker returns the i-th real worker (0-based, in name order).
+func (r *Run) Worker(i int) (nodes.Node, error) {
+	if i >= len(r.Env.Workers) {
+		return nil, fmt.Errorf("the lab needs %d real workers, the cluster has %d", i+1, len(r.Env.Workers))
+	}
+	return r.Env.Workers[i], nil
+}
+
+// Placement says where a pod goes.
+type Placement struct {
+	// Node is a real node's name: the pod gets nodeSelector kubernetes.io/hostname=<Node>.
+	Node string
+	// Fake keeps the manifest's own kwok nodeSelector and toleration.
+	Fake bool
+}
+
+// LoadManifest reads a pod manifest from manifests/pods.
+func LoadManifest(name string) (*corev1.Pod, []byte, error) {
+	raw, err := pods.FS.ReadFile(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading pod manifest %s: %w", name, err)
+	}
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(raw, &pod); err != nil {
+		return nil, nil, fmt.Errorf("parsing pod manifest %s: %w", name, err)
+	}
+	return &pod, raw, nil
+}
+
+// CreatePod creates the pod of the manifest in the run's namespace with the
+// run's labels, the cluster's workload image and the placement, saving the
+// pod exactly as sent under inputs/pods/.
+func (r *Run) CreatePod(ctx context.Context, manifest string, place Placement) (*corev1.Pod, error) {
+	pod, _, err := LoadManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	pod.Namespace = r.Namespace
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[RunIDLabel], pod.Labels[LabLabel] = r.ID, r.Lab
+	for i := range pod.Spec.Containers {
+		if r.Env.WorkloadImage != "" {
+			pod.Spec.Containers[i].Image = r.Env.WorkloadImage
+		}
+	}
+	if !place.Fake {
+		if place.Node == "" {
+			return nil, fmt.Errorf("pod %s: no node given", pod.Name)
+		}
+		if pod.Spec.NodeSelector == nil {
+			pod.Spec.NodeSelector = map[string]string{}
+		}
+		pod.Spec.NodeSelector[corev1.LabelHostname] = place.Node
+	}
+	pod.APIVersion, pod.Kind = "v1", "Pod"
+	sent, err := yaml.Marshal(pod)
+	if err != nil {
+		return nil, fmt.Errorf("rendering pod %s: %w", pod.Name, err)
+	}
+	path, err := r.Rec.WriteFile("inputs/pods/"+pod.Name+".sent.yaml", sent)
+	if err != nil {
+		return nil, err
+	}
+	var created *corev1.Pod
+	err = r.Rec.Act("create", pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
+		"kubectl create -f "+path, func() error {
+			var cerr error
+			created, cerr = r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+			return cerr
+		})
+	if err != nil {
+		return nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
+	}
+	return created, nil
+}
+
+// apiRequest is how an API request is recorded.
+type apiRequest struct {
+	Verb string `json:"verb"`
+	Path string `json:"path"`
+	// PatchType is the Content-Type of a PATCH body.
+	PatchType string `json:"patchType,omitempty"`
+	Body      any    `json:"body,omitempty"`
+}
+
+func (r *Run) podsPath(name string) string {
+	p := "/api/v1/namespaces/" + r.Namespace + "/pods"
+	if name != "" {
+		p += "/" + name
+	}
+	return p
+}
+
+// WaitRunning waits on the watch until the pod is Ready with its container
+// running, and returns that event. Pods on fake nodes have no container ID.
+func (r *Run) WaitRunning(ctx context.Context, pod string, timeout time.Duration) (evidence.PodEvent, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e, err := r.Rec.WaitPod(ctx, pod, fmt.Sprintf("be Ready with its container running (within %s)", timeout), func(e evidence.PodEvent) bool {
+		c, ok := e.Container("")
+		return e.Type != "DELETED" && e.Ready == "True" && ok && c.State == "running"
+	})
+	if err == nil {
+		c, _ := e.Container("")
+		r.Infof("pod %s Ready on %s, container %s", pod, e.NodeName, shortID(c.ContainerID))
+	}
+	return e, err
+}
+
+// Delete sends an ordinary delete (no grace period given: the pod's own
+// terminationGracePeriodSeconds applies), like `kubectl delete --wait=false`.
+func (r *Run) Delete(ctx context.Context, pod string) error {
+	return r.delete(ctx, "delete", pod, metav1.DeleteOptions{},
+		fmt.Sprintf("kubectl delete pod %s -n %s --wait=false", pod, r.Namespace))
+}
+
+// ForceDelete sends what `kubectl delete --force --grace-period=0` sends:
+// DeleteOptions with gracePeriodSeconds 0.
+func (r *Run) ForceDelete(ctx context.Context, pod string) error {
+	zero := int64(0)
+	return r.delete(ctx, "force-delete", pod, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+		fmt.Sprintf("kubectl delete pod %s -n %s --force --grace-period=0 --wait=false", pod, r.Namespace))
+}
+
+func (r *Run) delete(ctx context.Context, kind, pod string, opts metav1.DeleteOptions, equivalent string) error {
+	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
+	err := r.Rec.Act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
+		return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts)
+	})
+	if err != nil {
+		return fmt.Errorf("%s of pod %s: %w", kind, pod, err)
+	}
+	r.Infof("sent %s", equivalent)
+	return nil
+}
+
+// finalizersPatch removes every finalizer.
+const finalizersPatch = `{"metadata":{"finalizers":null}}`
+
+// RemoveFinalizers clears the pod's finalizers with a merge patch.
+func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
+	return r.removeFinalizers(ctx, "remove-finalizers", pod)
+}
+
+func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
+	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
+	err := r.Rec.Act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
+		_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("removing the finalizers of pod %s: %w", pod, err)
+	}
+	return nil
+}
+
+type rawJSON string
+
+func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
+
+// StopKubelet stops only the kubelet on a real node (containerd keeps
+// running). From this call on, cleanup restarts it on every exit path.
+func (r *Run) StopKubelet(ctx context.Context, node nodes.Node) error {
+	r.mu.Lock()
+	if r.stoppedKubelet == nil {
+		r.stoppedKubelet = map[string]nodes.Node{}
+	}
+	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
+	r.mu.Unlock()
+	err := r.systemctl(ctx, "stop-kubelet", node, "stop")
+	if err != nil {
+		return err
+	}
+	state, err := KubeletState(ctx, node)
+	if err != nil {
+		return err
+	}
+	if state == "active" {
+		return fmt.Errorf("the kubelet on %s is still active after systemctl stop", node)
+	}
+	r.Infof("kubelet on %s is %s (containerd keeps running)", node, state)
+	return nil
+}
+
+// StartKubelet starts the kubelet on the node again.
+func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
+	if err := r.systemctl(ctx, "start-kubelet", node, "start"); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.stoppedKubelet, node.String())
+	r.mu.Unlock()
+	r.Infof("kubelet on %s started", node)
+	return nil
+}
+
+func (r *Run) systemctl(ctx context.Context, kind string, node nodes.Node, verb string) error {
+	argv := []string{"systemctl", verb, "kubelet"}
+	err := r.Rec.Act(kind, node.String(), struct {
+		Node    string   `json:"node"`
+		Command []string `json:"command"`
+	}{node.String(), argv}, "docker exec "+node.String()+" "+strings.Join(argv, " "), func() error {
+		return runOn(ctx, node, argv...)
+	})
+	if err != nil {
+		return fmt.Errorf("%s the kubelet on %s: %w", verb, node, err)
+	}
+	return nil
+}
+
+// runOn runs a command on a node, keeping its output in the error.
+func runOn(ctx context.Context, node nodes.Node, argv ...string) error {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&out)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// KubeletState is `systemctl is-active kubelet` on the node: active, inactive, failed, activating …
+func KubeletState(ctx context.Context, node nodes.Node) (string, error) {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, "systemctl", "is-active", "kubelet")
+	cmd.SetStdout(&out)
+	err := cmd.Run() // non-zero exit for every state but active
+	state := strings.TrimSpace(out.String())
+	if state == "" {
+		return "", fmt.Errorf("asking systemd on %s whether the kubelet runs: %v", node, err)
+	}
+	return state, nil
+}
+
+// WaitNodeReady polls the node until its Ready condition is True (polling
+// to reach a state; the node's history is in the recorder's watch).
+func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+		n, err := env.Client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return cluster.NodeReady(n), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting up to %s for node %s to be Ready: %w", timeout, node, err)
+	}
+	return nil
+}
+
+// cleanup restarts every kubelet the run stopped, then (unless Keep) removes
+// the finalizers of the run's pods and deletes the namespace.
+func (r *Run) cleanup(ctx context.Context) error {
+	var errs []error
+	if r.Rec != nil {
+		end := r.Rec.BeginStep("cleanup")
+		defer end(nil)
+	}
+	r.mu.Lock()
+	stopped := make([]nodes.Node, 0, len(r.stoppedKubelet))
+	for _, n := range r.stoppedKubelet {
+		stopped = append(stopped, n)
+	}
+	r.mu.Unlock()
+	sort.Slice(stopped, func(i, j int) bool { return stopped[i].String() < stopped[j].String() })
+	for _, n := range stopped {
+		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
+		if err := r.StartKubelet(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.opts.Keep {
+		if err := r.markKept(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		r.Log.Infof("cleanup: keeping namespace %s and its pods (finalizers included): kubectl get pods -n %s", r.Namespace, r.Namespace)
+	} else {
+		list, err := r.Env.Client.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel + "=" + r.ID})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listing the run's pods: %w", err))
+		} else {
+			for _, p := range list.Items {
+				if len(p.Finalizers) > 0 {
+					if err := r.removeFinalizers(ctx, "cleanup-remove-finalizers", p.Name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+						errs = append(errs, err)
+					}
+				}
+			}
+		}
+		if err := r.deleteNamespace(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.mu.Lock()
+	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
+	r.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// waitRestartedNodesReady leaves the nodes whose kubelet cleanup restarted
+// as the run found them: Ready (the next lab may schedule there). It runs
+// after the reports are written, so an impatient interrupt loses nothing.
+func (r *Run) waitRestartedNodesReady(ctx context.Context) error {
+	r.mu.Lock()
+	nodes := append([]nodes.Node(nil), r.restartedInCleanup...)
+	r.mu.Unlock()
+	var errs []error
+	for _, n := range nodes {
+		r.Log.Infof("cleanup: waiting for %s to be Ready again", n)
+		if err := WaitNodeReady(ctx, r.Env, n.String(), 90*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Run) markKept(ctx context.Context) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, KeepLabel)
+	_, err := r.Env.Client.CoreV1().Namespaces().Patch(ctx, r.Namespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	if err != nil {
+		return fmt.Errorf("marking namespace %s as kept: %w", r.Namespace, err)
+	}
+	return nil
+}
+
+func (r *Run) deleteNamespace(ctx context.Context) error {
+	err := r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
+	}
+	return nil
+}
+
+// copyInputs saves the lab's pod manifests, the kind config and the kwok
+// stage files under inputs/, so the run can be understood from its folder.
+func (r *Run) copyInputs(def Definition) error {
+	var errs []error
+	for _, m := range def.Manifests {
+		_, raw, err := LoadManifest(m)
+		if err == nil {
+			_, err = r.Rec.WriteFile("inputs/pods/"+m, raw)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.opts.RepoRoot == "" {
+		r.Rec.Notef("the kind config and kwok stages were not copied: the repository root is unknown")
+		return errors.Join(errs...)
+	}
+	for _, dir := range []string{"kind", "kwok"} {
+		src := filepath.Join(r.opts.RepoRoot, "manifests", dir)
+		err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+				return nil
+			}
+			rel, _ := filepath.Rel(src, path)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			_, err = r.Rec.WriteFile("inputs/"+dir+"/"+filepath.ToSlash(rel), b)
+			return err
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("copying manifests/%s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func shortID(id string) string {
+	if len(id) > 13 {
+		return id[:13]
+	}
+	if id == "" {
+		return "(none: fake node)"
+	}
+	return id
+}
+
+// Unobserved handles the error of a bounded wait: when the wait's own bound
+// ran out (the run itself goes on), it says so, notes it in the record (the
+// claims that needed the observation will fail on their own) and returns
+// nil, so the experiment continues. Any other error is returned as is.
+func (r *Run) Unobserved(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		r.Log.Warnf("not observed: %v", err)
+		r.Rec.Notef("not observed: %v", err)
+		return nil
+	}
+	return err
+}
+
+// Within returns ctx bounded by d, for one wait.
+func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}

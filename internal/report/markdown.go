@@ -1,0 +1,254 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Markdown renders report.md: the story of the run for a person.
+func Markdown(run Run) []byte {
+	s, rec := run.Summary, run.Record
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	passed := 0
+	for _, c := range s.Claims {
+		if c.Passed() {
+			passed++
+		}
+	}
+	p("# %s — run %s\n\n", run.Title, s.RunID)
+	p("**Verdict: %s** — %d of %d claims passed. Started %s, finished %s (%s). Namespace `%s`.\n\n",
+		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.StartedAt.UTC().Format(time.RFC3339), s.FinishedAt.UTC().Format(time.RFC3339),
+		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
+	if run.Question != "" {
+		p("> %s\n\n", run.Question)
+	}
+	p("![Timeline: API object vs container on the node](%s)\n\n", TimelineFile)
+	p("The picture shows, per pod, when the API object existed (blue), carried a deletionTimestamp (amber) and was gone (grey), against when its container ran on the node according to crictl (green). A red hatched band marks a container running with its API object gone.\n\n")
+
+	if len(s.Repairs) > 0 || len(s.Errors) > 0 {
+		p("## Before and around the run\n\n")
+		for _, r := range s.Repairs {
+			p("- Repaired leftover: %s\n", r)
+		}
+		for _, e := range s.Errors {
+			p("- Error: %s\n", e)
+		}
+		p("\n")
+	}
+
+	p("## Claims\n\n| | claim | statement |\n|---|---|---|\n")
+	for _, c := range s.Claims {
+		p("| %s | [`%s`](#%s) | %s |\n", mark(c.Verdict), c.ID, anchor(c.ID), cell(c.Statement))
+	}
+	p("\n")
+	for _, c := range s.Claims {
+		p("### %s %s\n\n", mark(c.Verdict), c.ID)
+		p("%s\n\n**Verdict: %s**", c.Statement, c.Verdict)
+		if c.Reason != "" {
+			p(" — %s", c.Reason)
+		}
+		p("\n\nObserved:\n\n")
+		keys := make([]string, 0, len(c.Observed))
+		for k := range c.Observed {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p("- `%s`: %s\n", k, value(c.Observed[k]))
+		}
+		if len(c.Evidence) > 0 {
+			p("\nEvidence: ")
+			for i, e := range c.Evidence {
+				if i > 0 {
+					p(", ")
+				}
+				p("[%s](%s)", e, e)
+			}
+			p("\n")
+		}
+		p("\n")
+	}
+
+	p("## Steps\n\n| # | step | start | took | outcome |\n|---|---|---|---|---|\n")
+	for i, st := range rec.Steps {
+		outcome := "ok"
+		if st.Error != "" {
+			outcome = "error: " + st.Error
+		}
+		p("| %d | %s | %s | %s | %s |\n", i+1, cell(st.Name), rel(rec.StartedAt, st.StartedAt), st.FinishedAt.Sub(st.StartedAt).Round(100*time.Millisecond), cell(outcome))
+	}
+	p("\n")
+
+	if len(rec.Actions) > 0 {
+		p("## Requests and node commands\n\nExactly what the lab sent (also in [%s](%s)).\n\n| start | what | target | request | as a user would type it | result |\n|---|---|---|---|---|---|\n", evidence.ActionsFile, evidence.ActionsFile)
+		for _, a := range rec.Actions {
+			result := fmt.Sprintf("ok in %s", a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond))
+			if a.Error != "" {
+				result = "error: " + a.Error
+			}
+			p("| %s | %s | %s | `%s` | `%s` | %s |\n", rel(rec.StartedAt, a.StartedAt), a.Kind, a.Target, cell(string(a.Request)), cell(a.Equivalent), cell(result))
+		}
+		p("\n")
+	}
+
+	pods := rec.Pods()
+	if len(pods) > 0 {
+		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n")
+		seqs := make([][]claims.Transition, len(pods))
+		longest := 0
+		p("| # |")
+		for i, pod := range pods {
+			seqs[i] = claims.DeletionTransitions(rec.EventsFor(pod))
+			if len(seqs[i]) > longest {
+				longest = len(seqs[i])
+			}
+			p(" %s |", pod)
+		}
+		p("\n|---|%s\n", strings.Repeat("---|", len(pods)))
+		for row := 0; row < longest; row++ {
+			p("| %d |", row+1)
+			for _, sq := range seqs {
+				if row < len(sq) {
+					p(" %d: `%s` |", sq[row].Event, sq[row].String())
+				} else {
+					p(" |")
+				}
+			}
+			p("\n")
+		}
+		p("\n")
+		if len(pods) > 1 {
+			for i := 1; i < len(pods); i++ {
+				if at, differs := claims.FirstDifference(seqs[0], seqs[i]); differs {
+					p("- %s differs from %s first at row %d: %s vs %s.\n", pods[i], pods[0], at+1, seqAt(seqs[i], at), seqAt(seqs[0], at))
+				} else {
+					p("- %s matches %s transition for transition.\n", pods[i], pods[0])
+				}
+			}
+			p("\n")
+		}
+	}
+
+	p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n| time | source | what |\n|---|---|---|\n")
+	for _, r := range timelineRows(rec) {
+		p("| %s | %s | %s |\n", rel(rec.StartedAt, r.at), r.source, cell(r.what))
+	}
+	p("\n")
+
+	if len(rec.Notes) > 0 {
+		p("## Notes\n\n")
+		for _, n := range rec.Notes {
+			p("- %s %s\n", rel(rec.StartedAt, n.At), n.Text)
+		}
+		p("\n")
+	}
+
+	p("## Versions\n\n| component | version |\n|---|---|\n")
+	keys := make([]string, 0, len(s.Versions))
+	for k := range s.Versions {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p("| %s | %s |\n", k, cell(s.Versions[k]))
+	}
+	p("\n## Files\n\n")
+	p("- [%s](%s): this run's verdict, claims and versions\n", SummaryFile, SummaryFile)
+	p("- [%s](%s): every watch event on the run's pods, with the whole object\n", evidence.EventsFile, evidence.EventsFile)
+	p("- [%s](%s): the namespace's Kubernetes events; [%s](%s): the nodes' Ready condition\n", evidence.KubeEventsFile, evidence.KubeEventsFile, evidence.NodesFile, evidence.NodesFile)
+	p("- [%s](%s): steps, snapshots and crictl observations; `steps/`: YAML snapshots and raw crictl output per step; `inputs/`: the exact inputs\n", evidence.RecordFile, evidence.RecordFile)
+	p("- [%s](%s): one test case per claim\n", JUnitFile, JUnitFile)
+	return []byte(b.String())
+}
+
+type row struct {
+	at     time.Time
+	source string
+	what   string
+}
+
+func timelineRows(rec *evidence.Record) []row {
+	var rows []row
+	for _, a := range rec.Actions {
+		what := a.Kind + " " + a.Target
+		if a.Error != "" {
+			what += " (failed: " + a.Error + ")"
+		}
+		rows = append(rows, row{a.StartedAt, "lab", what})
+	}
+	for _, e := range rec.PodEvents {
+		rows = append(rows, row{e.ObservedAt, "API watch", e.Name + " " + evidence.Describe(e)})
+	}
+	for _, o := range rec.Containers {
+		what := fmt.Sprintf("%s %s", o.Pod, o.State)
+		if o.State == "" {
+			what += "(" + o.Error + ")"
+		}
+		if o.ExitCode != nil {
+			what += fmt.Sprintf(" exit=%d", *o.ExitCode)
+		}
+		if o.FinishedAt != nil {
+			what += " finishedAt=" + rel(rec.StartedAt, *o.FinishedAt)
+		}
+		if o.Log != nil {
+			what += fmt.Sprintf(" last heartbeat seq=%d", o.Log.LastSeq)
+			if o.Log.Signal != "" {
+				what += " " + o.Log.Signal + " logged"
+			}
+		}
+		rows = append(rows, row{o.ObservedAt, "crictl on " + o.Node, what})
+	}
+	for _, n := range rec.NodeEvents {
+		rows = append(rows, row{n.ObservedAt, "node " + n.Name, fmt.Sprintf("%s Ready=%s %s", n.Type, n.Ready, n.Reason)})
+	}
+	for _, k := range rec.KubeEvents {
+		rows = append(rows, row{k.ObservedAt, "event", fmt.Sprintf("%s %s: %s (%s)", k.Object, k.Reason, k.Message, k.Source)})
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at.Before(rows[j].at) })
+	return rows
+}
+
+func seqAt(s []claims.Transition, i int) string {
+	if i < len(s) {
+		return "`" + s[i].String() + "`"
+	}
+	return "(nothing)"
+}
+
+func mark(v claims.Verdict) string {
+	if v == claims.Pass {
+		return "✅"
+	}
+	return "❌"
+}
+
+// anchor is the id GitHub-style markdown gives the claim's heading ("### ✅ id").
+func anchor(id string) string {
+	return "-" + strings.ReplaceAll(strings.ToLower(id), ".", "")
+}
+
+func cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+func value(v any) string {
+	switch x := v.(type) {
+	case string:
+		return "`" + x + "`"
+	case nil:
+		return "`null`"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return "`" + string(b) + "`"
+}

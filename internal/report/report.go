@@ -1,0 +1,101 @@
+// Package report renders a decided run — the record plus the verdicts of its
+// claims — into the run folder: summary.json, report.md, timeline.svg and
+// junit.xml. Every file is rendered from the same in-memory Run, and the
+// rendering is deterministic so it can be golden-tested.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Files written by Write, in the run folder.
+const (
+	SummaryFile  = "summary.json"
+	MarkdownFile = "report.md"
+	TimelineFile = "timeline.svg"
+	JUnitFile    = "junit.xml"
+)
+
+// Summary is summary.json: what a reader or CI needs to trust the run.
+type Summary struct {
+	Lab        string            `json:"lab"`
+	RunID      string            `json:"run_id"`
+	Verdict    claims.Verdict    `json:"verdict"`
+	StartedAt  time.Time         `json:"started_at"`
+	FinishedAt time.Time         `json:"finished_at"`
+	Versions   map[string]string `json:"versions"`
+	Namespace  string            `json:"namespace"`
+	Claims     []claims.Claim    `json:"claims"`
+	Steps      []evidence.Step   `json:"steps"`
+	// Repairs lists leftovers of earlier runs that this run repaired before starting.
+	Repairs []string `json:"repairs,omitempty"`
+	// Errors lists what went wrong while running (a failed step, an interrupt, cleanup trouble).
+	Errors []string `json:"errors,omitempty"`
+	// Dir is the run folder (not part of the JSON: the file lives in it).
+	Dir string `json:"-"`
+}
+
+// Passed reports whether the run's verdict is pass.
+func (s *Summary) Passed() bool { return s != nil && s.Verdict == claims.Pass }
+
+// Run is a decided run: what the report is rendered from.
+type Run struct {
+	Summary Summary
+	Record  *evidence.Record
+	// Title and Question introduce the report, e.g. "lab:finalizer" and the lab's question.
+	Title    string
+	Question string
+}
+
+// Write renders every report file into dir.
+func Write(dir string, run Run) error {
+	files := []struct {
+		name   string
+		render func(Run) ([]byte, error)
+	}{
+		{SummaryFile, SummaryJSON},
+		{TimelineFile, func(r Run) ([]byte, error) { return SVG(r), nil }},
+		{MarkdownFile, func(r Run) ([]byte, error) { return Markdown(r), nil }},
+		{JUnitFile, JUnit},
+	}
+	for _, f := range files {
+		b, err := f.render(run)
+		if err != nil {
+			return fmt.Errorf("rendering %s: %w", f.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// SummaryJSON renders summary.json.
+func SummaryJSON(run Run) ([]byte, error) {
+	b, err := json.MarshalIndent(run.Summary, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ReadSummary reads a run folder's summary.json.
+func ReadSummary(dir string) (*Summary, error) {
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return nil, fmt.Errorf("reading the run summary: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(dir, SummaryFile), err)
+	}
+	s.Dir = dir
+	return &s, nil
+}

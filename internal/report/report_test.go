@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+
+func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+func tp(sec float64) *time.Time { t := at(sec); return &t }
+func i32(v int32) *int32       { return &v }
+
+const cid = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// orphanRun is a decided lab:orphan run, written out as the recorder records it.
+func orphanRun() Run {
+	pod := func(sec float64, typ, rv string, st evidence.PodState) evidence.PodEvent {
+		st.Name, st.ResourceVersion = "orphan-process", rv
+		return evidence.PodEvent{ObservedAt: at(sec), Type: typ, PodState: st, Object: json.RawMessage(`{}`)}
+	}
+	running := evidence.PodState{Phase: "Running", Ready: "True", NodeName: "termlab-worker2",
+		Containers: []evidence.ContainerState{{Name: "heartbeat", ContainerID: cid, State: "running", StartedAt: tp(1.5)}}}
+	action := func(kind, target string, sec float64, req string) evidence.Action {
+		return evidence.Action{Kind: kind, Target: target, Request: json.RawMessage(req), StartedAt: at(sec), FinishedAt: at(sec + 0.2)}
+	}
+	obs := func(sec float64, state string, exit *int32, finished *time.Time, seq int) evidence.ContainerObservation {
+		return evidence.ContainerObservation{Step: "x", Pod: "orphan-process", Node: "termlab-worker2", ContainerID: cid, ObservedAt: at(sec),
+			State: state, ExitCode: exit, StartedAt: tp(1.5), FinishedAt: finished,
+			Log:         &evidence.LogSummary{Started: true, Heartbeats: seq, LastSeq: seq, LastBeatAt: tp(sec - 0.2)},
+			InspectPath: "steps/04-look/orphan-process-crictl-inspect.json", LogsPath: "steps/04-look/orphan-process-crictl-logs.txt"}
+	}
+	rec := &evidence.Record{
+		Lab: "orphan", RunID: "20261202-100000-abcd", Namespace: "termlab-orphan-20261202-100000-abcd",
+		StartedAt: at(0), EndedAt: at(80),
+		Steps: []evidence.Step{
+			{Name: "create pod orphan-process", StartedAt: at(0), FinishedAt: at(2)},
+			{Name: "stop the kubelet", StartedAt: at(2), FinishedAt: at(3)},
+			{Name: "force delete", StartedAt: at(3), FinishedAt: at(4)},
+			{Name: "restart the kubelet", StartedAt: at(60), FinishedAt: at(65)},
+		},
+		Actions: []evidence.Action{
+			action("create", "orphan-process", 0.1, `{"verb":"create"}`),
+			action("stop-kubelet", "termlab-worker2", 2.5, `["systemctl","stop","kubelet"]`),
+			action("force-delete", "orphan-process", 3.5, `{"gracePeriodSeconds":0}`),
+			action("start-kubelet", "termlab-worker2", 60, `["systemctl","start","kubelet"]`),
+		},
+		PodEvents: []evidence.PodEvent{
+			pod(0.2, "ADDED", "100", evidence.PodState{Phase: "Pending"}),
+			pod(1.6, "MODIFIED", "101", running),
+			pod(3.6, "DELETED", "102", running),
+		},
+		NodeEvents: []evidence.NodeEvent{
+			{ObservedAt: at(0), Type: "LISTED", Name: "termlab-worker2", Ready: "True", Reason: "KubeletReady"},
+			{ObservedAt: at(45), Type: "MODIFIED", Name: "termlab-worker2", Ready: "Unknown", Reason: "NodeStatusUnknown"},
+			{ObservedAt: at(64), Type: "MODIFIED", Name: "termlab-worker2", Ready: "True", Reason: "KubeletReady"},
+		},
+		Snapshots: []evidence.Snapshot{{Step: "force delete", Pod: "orphan-process", At: at(3.8), Path: "steps/03-force-delete/orphan-process.yaml"}},
+		Containers: []evidence.ContainerObservation{
+			obs(1.8, evidence.ContainerRunning, nil, nil, 1),
+			obs(3.9, evidence.ContainerRunning, nil, nil, 3),
+			obs(6.0, evidence.ContainerRunning, nil, nil, 5),
+			obs(63.1, evidence.ContainerExited, i32(137), tp(62.9), 61),
+		},
+		Notes: []evidence.Note{{At: at(0), Text: "repaired nothing"}},
+	}
+	cs := []claims.Claim{
+		claims.DeletedWithin(rec, claims.Deleted{ID: "orphan.api_object_exists_false", Statement: "gone within 2 s", Pod: "orphan-process", After: "force-delete", Within: 2 * time.Second, RequireGone: true}),
+		claims.RunningAfterDeleted(rec, claims.Orphaned{ID: "orphan.container_running", Statement: "running after", Pod: "orphan-process", Until: "start-kubelet", All: true, MinObservations: 2}),
+		claims.ContainerStopped(rec, claims.Stops{ID: "orphan.container_stopped", Statement: "stops within 30 s", Pod: "orphan-process", After: "start-kubelet", Within: 30 * time.Second, WantSIGTERM: true}),
+	}
+	return Run{
+		Title: "lab:orphan", Question: "What happens to a container whose pod is force-deleted while its node's kubelet is stopped?",
+		Record: rec,
+		Summary: Summary{Lab: "orphan", RunID: rec.RunID, Verdict: claims.Overall(cs), StartedAt: at(0), FinishedAt: at(80),
+			Versions: map[string]string{"kind": "v0.33.0", "kubernetes_server": "v1.37.2"}, Namespace: rec.Namespace,
+			Claims: cs, Steps: rec.Steps, Repairs: []string{"started the kubelet on termlab-worker2"}},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./internal/report -update and review the diff", name)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	run := orphanRun()
+	sum, err := SummaryJSON(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit, err := JUnit(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "orphan.summary.json", sum)
+	golden(t, "orphan.report.md", Markdown(run))
+	golden(t, "orphan.timeline.svg", SVG(run))
+	golden(t, "orphan.junit.xml", junit)
+}
+
+func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
+	run := orphanRun()
+	dir := t.TempDir()
+	if err := Write(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, TimelineFile))
+	junit, _ := os.ReadFile(filepath.Join(dir, JUnitFile))
+	for name, b := range map[string][]byte{TimelineFile: svg, JUnitFile: junit} {
+		d := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			if _, err := d.Token(); err != nil {
+				if err.Error() != "EOF" {
+					t.Fatalf("%s is not well-formed XML: %v", name, err)
+				}
+				break
+			}
+		}
+	}
+	if !strings.Contains(string(svg), "ORPHAN") {
+		t.Error("the timeline does not mark the orphan")
+	}
+	tl := BuildTimeline(run.Record)
+	if len(tl.Orphans) != 1 || !tl.Orphans[0].From.Equal(at(3.6)) || !tl.Orphans[0].To.Equal(at(62.9)) {
+		t.Fatalf("orphan intervals %+v, want one from the DELETED event (+3.6s) to the container's exit (+62.9s)", tl.Orphans)
+	}
+	s, err := ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.RunID != run.Summary.RunID || len(s.Claims) != 3 {
+		t.Fatalf("summary round trip: %+v", s)
+	}
+	// The SIGTERM claim fails (exit 137, no SIGTERM): the junit must show one failure.
+	if !strings.Contains(string(junit), `failures="1"`) {
+		t.Errorf("junit does not report the failed claim:\n%s", junit)
+	}
+	for _, key := range []string{`"lab"`, `"run_id"`, `"verdict"`, `"started_at"`, `"finished_at"`, `"versions"`, `"claims"`, `"statement"`, `"observed"`, `"evidence"`} {
+		b, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
+		if !strings.Contains(string(b), key) {
+			t.Errorf("summary.json lacks %s", key)
+		}
+	}
+}

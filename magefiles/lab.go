@@ -1,0 +1,47 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/labs/finalizer"
+	"github.com/termlab/termlab/labs/force"
+	"github.com/termlab/termlab/labs/orphan"
+)
+
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects.
+type Lab mg.Namespace
+
+// Finalizer runs lab:finalizer: a finalizer nobody removes, on a real worker and on a kwok fake node.
+func (Lab) Finalizer(ctx context.Context) error { return runLabs(ctx, finalizer.Definition) }
+
+// Force runs lab:force: a force delete on a healthy worker, the container outliving its API object.
+func (Lab) Force(ctx context.Context) error { return runLabs(ctx, force.Definition) }
+
+// Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
+func (Lab) Orphan(ctx context.Context) error { return runLabs(ctx, orphan.Definition) }
+
+// All runs lab:finalizer, lab:force and lab:orphan in order.
+func (Lab) All(ctx context.Context) error {
+	return runLabs(ctx, finalizer.Definition, force.Definition, orphan.Definition)
+}
+
+func runLabs(ctx context.Context, defs ...lab.Definition) error {
+	o, err := stack.OptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	env, err := stack.Up(ctx, progress.Default(), o)
+	if err != nil {
+		return err
+	}
+	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
+	return err
+}

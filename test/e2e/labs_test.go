@@ -1,0 +1,291 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/report"
+	"github.com/termlab/termlab/labs/finalizer"
+	"github.com/termlab/termlab/labs/force"
+	"github.com/termlab/termlab/labs/orphan"
+)
+
+var labs = []lab.Definition{finalizer.Definition, force.Definition, orphan.Definition}
+
+// TestLabs runs every lab on the real cluster, twice, and checks verdicts and evidence.
+func TestLabs(t *testing.T) {
+	env := connect(t)
+	for round := 1; round <= 2; round++ {
+		for _, def := range labs {
+			t.Run(fmt.Sprintf("%s/run%d", def.Name, round), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+				defer cancel()
+				begin := time.Now()
+				s, err := lab.Execute(ctx, env, def, lab.Options{})
+				if err != nil {
+					t.Fatalf("%s: %v", def.Title(), err)
+				}
+				t.Logf("%s run %s: %s in %s (%s)", def.Title(), s.RunID, s.Verdict, time.Since(begin).Round(100*time.Millisecond), s.Dir)
+				for _, c := range s.Claims {
+					if !c.Passed() {
+						t.Errorf("claim %s failed: %s", c.ID, c.Reason)
+					}
+				}
+				if !s.Passed() {
+					t.Errorf("verdict %s, want pass; see %s", s.Verdict, filepath.Join(s.Dir, report.MarkdownFile))
+				}
+				checkEvidence(t, s.Dir)
+				checkNamespaceGone(t, env.Client.CoreV1().Namespaces().Get, s.Namespace)
+			})
+		}
+	}
+}
+
+// TestOrphanInterrupted stops lab:orphan with SIGINT (Ctrl-C) while the
+// kubelet is stopped: the run must restart the kubelet and clean up, and the
+// next run must pass. Then it kills a run with SIGKILL at the same moment (no
+// cleanup possible): the next run must repair the stopped kubelet, say so, and pass.
+func TestOrphanInterrupted(t *testing.T) {
+	env := connect(t)
+	worker := env.Workers[1]
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := runChildUntilKubeletStopped(t, sig)
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			if sig == syscall.SIGINT {
+				state, err := lab.KubeletState(ctx, worker)
+				if err != nil || state != "active" {
+					t.Fatalf("after Ctrl-C the kubelet on %s is %q (%v), want active", worker, state, err)
+				}
+				s, err := report.ReadSummary(dir)
+				if err != nil {
+					t.Fatalf("the interrupted run wrote no summary: %v", err)
+				}
+				if s.Verdict != claims.Fail || len(s.Errors) == 0 || !strings.Contains(strings.Join(s.Errors, " "), "interrupted") {
+					t.Errorf("interrupted run: verdict %s, errors %v; want fail and an 'interrupted' error", s.Verdict, s.Errors)
+				}
+				if leaks, _ := lab.ScanForCredentials(dir); len(leaks) > 0 {
+					t.Errorf("credentials in the interrupted run folder: %v", leaks)
+				}
+				checkNamespaceGone(t, env.Client.CoreV1().Namespaces().Get, s.Namespace)
+			}
+			s, err := lab.Execute(ctx, env, orphan.Definition, lab.Options{})
+			if err != nil {
+				t.Fatalf("the run after the %s: %v", sig, err)
+			}
+			if !s.Passed() {
+				t.Fatalf("the run after the %s did not pass; see %s", sig, filepath.Join(s.Dir, report.MarkdownFile))
+			}
+			repairedKubelet := strings.Contains(strings.Join(s.Repairs, "\n"), "kubelet on "+worker.String())
+			if sig == syscall.SIGKILL && !repairedKubelet {
+				t.Errorf("after a SIGKILL the next run did not report repairing the kubelet; repairs: %q", s.Repairs)
+			}
+			if sig == syscall.SIGINT && repairedKubelet {
+				t.Errorf("after Ctrl-C the kubelet should already have been restarted by the run itself; repairs: %q", s.Repairs)
+			}
+			checkEvidence(t, s.Dir)
+		})
+	}
+}
+
+// TestChildLab is the child process of TestOrphanInterrupted.
+func TestChildLab(t *testing.T) {
+	if os.Getenv("TERMLAB_E2E_CHILD") != "orphan" {
+		t.Skip("only run as the child of TestOrphanInterrupted")
+	}
+	env := connect(t)
+	s, err := lab.Execute(context.Background(), env, orphan.Definition, lab.Options{})
+	if s != nil {
+		fmt.Fprintf(os.Stderr, "CHILD-RUN-DIR=%s\n", s.Dir)
+	}
+	if err != nil {
+		t.Logf("child run: %v", err)
+	}
+}
+
+// runChildUntilKubeletStopped starts lab:orphan in a child process, sends
+// sig once the kubelet is stopped, waits for the child and returns its run folder.
+func runChildUntilKubeletStopped(t *testing.T, sig syscall.Signal) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChildLab$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "TERMLAB_E2E_CHILD=orphan")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = os.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting the child lab: %v", err)
+	}
+	var runDir, idLine string
+	signalled := false
+	deadline := time.AfterFunc(5*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer deadline.Stop()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(os.Stderr, "child: "+line)
+		if i := strings.Index(line, "results in "); i >= 0 && idLine == "" {
+			idLine = strings.TrimSpace(line[i+len("results in "):])
+		}
+		if strings.HasPrefix(line, "CHILD-RUN-DIR=") {
+			runDir = strings.TrimPrefix(line, "CHILD-RUN-DIR=")
+		}
+		if !signalled && strings.Contains(line, "kubelet on") && strings.Contains(line, "(containerd keeps running)") {
+			signalled = true
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatalf("sending %s to the child: %v", sig, err)
+			}
+		}
+	}
+	_, _ = io.Copy(io.Discard, stderr)
+	_ = cmd.Wait()
+	if !signalled {
+		t.Fatal("the child never reported the kubelet stopped")
+	}
+	if runDir == "" {
+		runDir = idLine
+	}
+	if runDir == "" {
+		t.Fatal("the child never said where its results are")
+	}
+	return runDir
+}
+
+// checkEvidence checks that a run folder is consistent and clean.
+func checkEvidence(t *testing.T, dir string) {
+	t.Helper()
+	s, err := report.ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{report.SummaryFile, report.MarkdownFile, report.TimelineFile, report.JUnitFile, evidence.EventsFile, evidence.RecordFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s missing: %v", f, err)
+		}
+	}
+	if s.Lab == "" || s.RunID == "" || s.StartedAt.IsZero() || s.FinishedAt.IsZero() || len(s.Versions) == 0 || len(s.Claims) == 0 {
+		t.Errorf("summary incomplete: %+v", s)
+	}
+	for _, c := range s.Claims {
+		if c.ID == "" || c.Statement == "" || c.Observed == nil || len(c.Evidence) == 0 {
+			t.Errorf("claim %q incomplete: %+v", c.ID, c)
+		}
+		for _, e := range c.Evidence {
+			if _, err := os.Stat(filepath.Join(dir, e)); err != nil {
+				t.Errorf("claim %s cites %s, which is not in the run folder", c.ID, e)
+			}
+		}
+	}
+	latest, err := os.Readlink(filepath.Join(filepath.Dir(dir), "latest"))
+	if err != nil {
+		t.Errorf("no latest symlink: %v", err)
+	}
+	_ = latest // a later run may already have moved it
+
+	rec, err := evidence.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// events.jsonl is in watch order: resourceVersions strictly increase.
+	last := int64(0)
+	for i, e := range rec.PodEvents {
+		if e.Type == "LISTED" {
+			continue
+		}
+		rv, err := strconv.ParseInt(e.ResourceVersion, 10, 64)
+		if err != nil {
+			t.Fatalf("event %d: resourceVersion %q: %v", i, e.ResourceVersion, err)
+		}
+		if rv <= last {
+			t.Errorf("events.jsonl out of order at event %d: rv %d after %d", i, rv, last)
+		}
+		last = rv
+		if len(e.Object) == 0 {
+			t.Errorf("event %d has no object", i)
+		}
+	}
+	// The container crictl describes is the one the pod's status names.
+	for _, o := range rec.Containers {
+		want, ok := claims.ContainerID(rec, o.Pod)
+		if !ok {
+			t.Errorf("crictl evidence for %s, but the API never reported its container ID", o.Pod)
+			continue
+		}
+		if o.State == evidence.ContainerNotFound || !strings.HasSuffix(o.InspectPath, ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, o.InspectPath))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		in, err := evidence.ParseInspect(b)
+		if err != nil {
+			t.Errorf("%s: %v", o.InspectPath, err)
+			continue
+		}
+		if in.ID != want {
+			t.Errorf("%s: crictl container %s, the pod status says %s", o.InspectPath, in.ID, want)
+		}
+	}
+	// Snapshots are YAML a kubectl user recognises, without managedFields.
+	for _, sn := range rec.Snapshots {
+		b, err := os.ReadFile(filepath.Join(dir, sn.Path))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if sn.Found && (!strings.HasPrefix(string(b), "apiVersion: v1\nkind: Pod\n") || strings.Contains(string(b), "managedFields")) {
+			t.Errorf("snapshot %s is not kubectl-style YAML", sn.Path)
+		}
+	}
+	for _, a := range rec.Actions {
+		if !json.Valid(a.Request) {
+			t.Errorf("action %s %s: request is not JSON", a.Kind, a.Target)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "inputs", "pods")); len(entries) == 0 {
+		t.Error("inputs/pods is empty")
+	}
+	leaks, err := lab.ScanForCredentials(dir)
+	if err != nil || len(leaks) > 0 {
+		t.Errorf("credentials check: %v %v", leaks, err)
+	}
+}
+
+func checkNamespaceGone(t *testing.T, get func(context.Context, string, metav1.GetOptions) (*corev1.Namespace, error), name string) {
+	t.Helper()
+	ns, err := get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		t.Errorf("checking namespace %s: %v", name, err)
+		return
+	}
+	if ns.DeletionTimestamp == nil {
+		t.Errorf("namespace %s is still there and not being deleted", name)
+	}
+}
