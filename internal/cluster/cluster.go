@@ -19,6 +19,7 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/progress"
@@ -260,6 +261,7 @@ func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, err
 		return nil, err
 	}
 	env.Versions.NodeImage = image
+	env.Versions.Kind = kindversion.Version()
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		env.Versions.Kubernetes = v.GitVersion
 	}

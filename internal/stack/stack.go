@@ -12,6 +12,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/dockerhost"
+	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -100,5 +101,13 @@ func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
 		return nil, err
 	}
 	env.WorkloadImage = images.WorkloadRef
+	if v, err := dockerhost.ServerVersion(ctx); err == nil {
+		env.Versions.Docker = v
+	}
+	if labels, ok := dockerimage.Labels(ctx, env.Versions.NodeImage); ok && labels[dockerimage.InputsLabel] != "" {
+		env.Versions.NodeImageFrom = images.FromBuilt
+	} else {
+		env.Versions.NodeImageFrom = images.FromOfficial
+	}
 	return env, describeKwok(ctx, env)
 }

@@ -31,7 +31,9 @@ func PrintStatus(ctx context.Context, log *progress.Logger, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "cluster:    %s (kubeconfig %s)\n", env.Name, env.KubeconfigPath)
-	fmt.Fprintf(w, "kubernetes: %s\nnode image: %s\nkwok:       %s (stage set %s)\n", env.Versions.Kubernetes, env.Versions.NodeImage, env.Versions.Kwok, env.Versions.KwokStageSet)
+	v := env.Versions
+	fmt.Fprintf(w, "kubernetes: %s\nnode image: %s (%s)\nkind:       v%s\ndocker:     %s\nkwok:       %s, fake nodes use stage set %q\n",
+		v.Kubernetes, v.NodeImage, v.NodeImageFrom, v.Kind, v.Docker, v.Kwok, v.KwokStageSet)
 	list, err := env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
