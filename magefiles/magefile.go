@@ -63,8 +63,11 @@ func (Images) All(ctx context.Context) error {
 
 // Node builds the node image locally from the Go module proxy and Debian packages (cached by inputs).
 func (Images) Node(ctx context.Context) error {
-	os.Setenv("TERMLAB_IMAGES", string(images.Build))
-	return Images{}.All(ctx)
+	ref, err := stack.BuildNodeImage(ctx, progress.Default())
+	if err == nil {
+		fmt.Println(ref)
+	}
+	return err
 }
 
 // Doctor checks this machine for everything the cluster needs and says how to fix what is missing.

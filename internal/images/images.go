@@ -123,6 +123,11 @@ func resolve(ctx context.Context, log *progress.Logger, src Source, official str
 	return ref, FromBuilt, nil
 }
 
+// BuildNode builds the node image locally whatever is pullable (images:node).
+func BuildNode(ctx context.Context, log *progress.Logger, root string) (string, error) {
+	return buildNode(ctx, log, root)
+}
+
 // buildNode builds every component from source and assembles the node image.
 func buildNode(ctx context.Context, log *progress.Logger, root string) (string, error) {
 	cache, err := gobuild.DefaultCacheRoot()

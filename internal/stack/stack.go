@@ -61,6 +61,15 @@ func Images(ctx context.Context, log *progress.Logger, src images.Source) (image
 	return set, dockerVersion, err
 }
 
+// BuildNodeImage prepares the engine and builds the node image locally.
+func BuildNodeImage(ctx context.Context, log *progress.Logger) (string, error) {
+	root := project.MustRoot()
+	if _, err := dockerhost.Ensure(ctx, log, root); err != nil {
+		return "", err
+	}
+	return images.BuildNode(ctx, log, root)
+}
+
 // Up brings the whole stack up (or reuses it) and returns the labs' Env.
 func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, error) {
 	begin := time.Now()
