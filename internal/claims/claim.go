@@ -105,6 +105,8 @@ func (k *check) done() Claim {
 }
 
 // seconds rounds a duration to milliseconds, as seconds.
-func seconds(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -13,10 +13,10 @@ import (
 
 var t0 = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 
-func at(sec float64) time.Time { return t0.Add(time.Duration(sec * float64(time.Second))) }
+func at(sec float64) time.Time  { return t0.Add(time.Duration(sec * float64(time.Second))) }
 func tp(sec float64) *time.Time { t := at(sec); return &t }
-func i64(v int64) *int64       { return &v }
-func i32(v int32) *int32       { return &v }
+func i64(v int64) *int64        { return &v }
+func i32(v int32) *int32        { return &v }
 
 const cid = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

@@ -187,7 +187,7 @@ func crictlLogs(ctx context.Context, node Node, id string) nodeOutput {
 	err := cmd.Run()
 	out := nodeOutput{at: now(), stdout: both.Bytes()}
 	if err != nil {
-		out.err = fmt.Errorf("on node %s: crictl logs %s: %w", node.String(), id, err)
+		out.err = fmt.Errorf("on node %s: crictl logs %s: %w: %s", node.String(), id, err, strings.TrimSpace(both.String()))
 		out.stderr = both.Bytes()
 	}
 	return out

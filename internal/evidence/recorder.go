@@ -50,12 +50,12 @@ type Config struct {
 type Recorder struct {
 	cfg Config
 
-	mu      sync.Mutex
-	rec     Record
-	changed chan struct{} // closed and replaced whenever the record grows
-	files   map[string]*os.File
-	step    int // index of the current step in rec.Steps, -1 before the first
-	seq     map[string]int
+	mu       sync.Mutex
+	rec      Record
+	changed  chan struct{} // closed and replaced whenever the record grows
+	files    map[string]*os.File
+	step     int // index of the current step in rec.Steps, -1 before the first
+	seq      map[string]int
 	writeErr error
 
 	cancel context.CancelFunc

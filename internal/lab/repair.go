@@ -62,6 +62,9 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		if ns.Labels[RunIDLabel] == currentRunID {
 			continue
 		}
+		if ns.DeletionTimestamp != nil {
+			continue // already being deleted (a run's cleanup does not wait for it); stuck pods are handled below
+		}
 		if ns.Labels[KeepLabel] == "true" {
 			kept[ns.Name] = true
 			log.Infof("namespace %s was kept by an earlier run (delete it with: kubectl delete namespace %s)", ns.Name, ns.Name)

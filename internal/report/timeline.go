@@ -11,16 +11,16 @@ import (
 
 // Segment kinds drawn on the timeline.
 const (
-	KindExists         = "exists"           // API object exists, no deletionTimestamp
-	KindDeleting       = "deleting"         // API object carries a deletionTimestamp
-	KindGone           = "gone"             // API object deleted
-	KindRunning        = "running"          // container running on the node (crictl)
-	KindExited         = "exited"           // container exited, record still on the node
-	KindRemoved        = "removed"          // the runtime no longer knows the container
-	KindUnknown        = "unknown"          // no node evidence
-	KindKubeletStopped = "kubelet-stopped"  // the lab stopped the node's kubelet
-	KindNotReady       = "not-ready"        // node Ready condition not True
-	KindOrphan         = "orphan"           // container running while the API object is gone
+	KindExists         = "exists"          // API object exists, no deletionTimestamp
+	KindDeleting       = "deleting"        // API object carries a deletionTimestamp
+	KindGone           = "gone"            // API object deleted
+	KindRunning        = "running"         // container running on the node (crictl)
+	KindExited         = "exited"          // container exited, record still on the node
+	KindRemoved        = "removed"         // the runtime no longer knows the container
+	KindUnknown        = "unknown"         // no node evidence
+	KindKubeletStopped = "kubelet-stopped" // the lab stopped the node's kubelet
+	KindNotReady       = "not-ready"       // node Ready condition not True
+	KindOrphan         = "orphan"          // container running while the API object is gone
 )
 
 // Segment is an interval of one kind on a lane.
