@@ -41,11 +41,16 @@ const (
 func ServerVersion(ctx context.Context) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	out, err := kindexec.Output(kindexec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}"))
+	var stdout, stderr bytes.Buffer
+	err := kindexec.CommandContext(ctx, "docker", "version", "--format", "{{.Server.Version}}").SetStdout(&stdout).SetStderr(&stderr).Run()
 	if err != nil {
-		return "", fmt.Errorf("asking the Docker engine for its version: %w", err)
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("the Docker engine does not answer: %s", firstLine(msg))
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(stdout.String()), nil
 }
 
 // CanProvision reports whether this host lets us install and start dockerd
@@ -324,6 +329,13 @@ func ProbePrivileged(ctx context.Context, image string) error {
 	}
 	id := strings.TrimSpace(string(out))
 	return kindexec.CommandContext(ctx, "docker", "rm", "-f", id).Run()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 func tail(path string, n int) string {

@@ -108,10 +108,10 @@ func Decide(f Facts) []Check {
 	case f.EngineVersion != "":
 		cs = append(cs, Check{"docker engine", Pass, "Docker " + f.EngineVersion + " answers", ""})
 	case f.CanProvision:
-		cs = append(cs, Check{"docker engine", Fail, "no engine answers (" + f.EngineError + ")",
+		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
 			"run `go tool mage cluster:up`: on this host (Linux, root, apt) it installs Debian's docker.io and starts dockerd, logging to " + dockerhost.DaemonLog})
 	default:
-		cs = append(cs, Check{"docker engine", Fail, "no engine answers (" + f.EngineError + ")", f.ProvisionWhy})
+		cs = append(cs, Check{"docker engine", Fail, f.EngineError, f.ProvisionWhy})
 	}
 	switch {
 	case f.PrivilegedProbe == "ok":
