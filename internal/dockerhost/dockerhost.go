@@ -104,7 +104,7 @@ func Ensure(ctx context.Context, log *progress.Logger, repoRoot string) (string,
 			return "", fmt.Errorf("dockerd pid %d neither answers nor exits: %w (see %s)", pid, err, DaemonLog)
 		}
 	}
-	removeStalePIDFile("/var/run/docker.pid")
+	removeStalePIDFile(defaultPIDFile)
 	done := log.Step("starting dockerd (log: " + DaemonLog + ")")
 	err := startDockerd(ctx)
 	done(err)
@@ -238,17 +238,19 @@ func startDockerd(ctx context.Context) error {
 	}
 }
 
-// runningDockerd returns the pid of a process named dockerd, or 0.
+// defaultPIDFile is where a dockerd serving the default socket records its pid.
+const defaultPIDFile = "/var/run/docker.pid"
+
+// runningDockerd returns the pid of the dockerd that owns the default pid file
+// (and so the default socket), or 0. Other engines on other sockets don't count.
 func runningDockerd() int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) == "dockerd" {
-			return pid
-		}
+	data, err := os.ReadFile(defaultPIDFile)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); pid > 0 && strings.TrimSpace(string(comm)) == "dockerd" {
+		return pid
 	}
 	return 0
 }
