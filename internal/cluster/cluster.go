@@ -165,8 +165,11 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	done := log.Step("waiting for every node to be Ready")
+	done := log.Step("waiting for every node to be Ready and the controllers to work")
 	err = WaitNodesReady(ctx, env.Client, o.ReadyTimeout, nil)
+	if err == nil {
+		err = WaitControllersWorking(ctx, env.Client, 2*time.Minute)
+	}
 	done(err)
 	return env, err
 }

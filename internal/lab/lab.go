@@ -66,6 +66,9 @@ type Definition struct {
 	Steps func(ctx context.Context, r *Run) error
 	// Claims decides the lab's claims from the record.
 	Claims func(rec *evidence.Record) []claims.Claim
+	// Report, if set, renders the lab's own sections of report.md from the
+	// decided record (pure, like Claims).
+	Report func(rec *evidence.Record, decided []claims.Claim) []report.Section
 }
 
 // Title is "lab:<name>".
@@ -176,6 +179,9 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	s.Errors = append(s.Errors, runErrs...)
 	run := report.Run{Summary: s, Record: record, Title: def.Title(), Question: def.Question}
+	if def.Report != nil {
+		run.Sections = def.Report(record, decided)
+	}
 	var finalErrs []string
 	if err := report.Write(r.Dir, run); err != nil {
 		finalErrs = append(finalErrs, "writing the reports: "+err.Error())
@@ -255,7 +261,7 @@ func (r *Run) createNamespace(ctx context.Context) error {
 	if _, err := r.Env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", r.Namespace, err)
 	}
-	return nil
+	return cluster.WaitNamespaceReady(ctx, r.Env.Client, r.Namespace, time.Minute)
 }
 
 // ExecuteAll runs the labs one after the other and returns an error naming

@@ -78,6 +78,9 @@ func testNamespace(t *testing.T, env *cluster.Env) string {
 	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating namespace %s: %v", name, err)
 	}
+	if err := cluster.WaitNamespaceReady(ctx, env.Client, name, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		zero := int64(0)
 		_ = env.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
