@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"debug/elf"
 	"errors"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/termlab/termlab/internal/testbin"
 
 	"github.com/termlab/termlab/internal/workloadlog"
 )
@@ -57,33 +56,9 @@ func TestParseConfig(t *testing.T) {
 	}
 }
 
-// buildBinary builds this package as the lead does (CGO_ENABLED=0) and checks
-// that the result is a static executable.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "heartbeat")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Fatalf("%s is dynamically linked (program header %v)", bin, p.Type)
-		}
-	}
-	return bin
+	return testbin.BuildStatic(t, "heartbeat", 3*time.Minute)
 }
 
 // proc is a running heartbeat binary whose stdout lines arrive on lines.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,33 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/termlab/termlab/internal/testbin"
 )
 
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "pause")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Fatalf("%s is dynamically linked (program header %v)", bin, p.Type)
-		}
-	}
-	return bin
+	return testbin.BuildStatic(t, "pause", 3*time.Minute)
 }
 
 func TestBinaryExitsOnSignal(t *testing.T) {

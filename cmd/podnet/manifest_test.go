@@ -3,15 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"debug/elf"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"text/template"
 	"time"
+
+	"github.com/termlab/termlab/internal/testbin"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -187,28 +187,9 @@ func TestBinaryIsStatic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links a client-go binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "podnet")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	bin := testbin.BuildStatic(t, "podnet", 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Fatalf("%s is dynamically linked (program header %v)", bin, p.Type)
-		}
-	}
 	// Without NODE_NAME it must fail fast and say why, not hang.
 	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), envNodeName+" is not set") {
