@@ -13,6 +13,7 @@ import (
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/labs/finalizer"
 	"github.com/termlab/termlab/labs/force"
+	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
 )
 
@@ -28,9 +29,12 @@ func (Lab) Force(ctx context.Context) error { return runLabs(ctx, force.Definiti
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
 func (Lab) Orphan(ctx context.Context) error { return runLabs(ctx, orphan.Definition) }
 
-// All runs lab:finalizer, lab:force and lab:orphan in order.
+// Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
+func (Lab) Kwok(ctx context.Context) error { return runLabs(ctx, kwoklab.Definition) }
+
+// All runs lab:finalizer, lab:force, lab:orphan and lab:kwok in order.
 func (Lab) All(ctx context.Context) error {
-	return runLabs(ctx, finalizer.Definition, force.Definition, orphan.Definition)
+	return runLabs(ctx, finalizer.Definition, force.Definition, orphan.Definition, kwoklab.Definition)
 }
 
 func runLabs(ctx context.Context, defs ...lab.Definition) error {

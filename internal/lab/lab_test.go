@@ -57,8 +57,8 @@ func TestManifestsParseAndUseTheWorkloadSafely(t *testing.T) {
 			}
 		}
 	}
-	if n != 4 {
-		t.Fatalf("%d manifests, want 4", n)
+	if n != 6 {
+		t.Fatalf("%d manifests, want 6", n)
 	}
 }
 

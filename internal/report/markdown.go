@@ -77,6 +77,8 @@ func Markdown(run Run) []byte {
 		p("\n")
 	}
 
+	writeSections(&b, run.Sections)
+
 	p("## Steps\n\n| # | step | start | took | outcome |\n|---|---|---|---|---|\n")
 	for i, st := range rec.Steps {
 		outcome := "ok"

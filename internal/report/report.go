@@ -52,6 +52,8 @@ type Run struct {
 	// Title and Question introduce the report, e.g. "lab:finalizer" and the lab's question.
 	Title    string
 	Question string
+	// Sections are the lab's own parts of report.md, shown after the claims.
+	Sections []Section
 }
 
 // Write renders every report file into dir.

@@ -1,0 +1,210 @@
+package kwoklab
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kwok"
+	"github.com/termlab/termlab/internal/report"
+)
+
+// ReportedBug is the watch sequence reported against kwok ≤ v0.7 for a pod
+// with a finalizer nobody removes: deletionTimestamp, then the finalizers
+// gone, then deletionGracePeriodSeconds 0, then DELETED.
+var ReportedBug = []string{
+	claims.FieldDeletionTimestamp + "=set",
+	claims.FieldGracePeriod + "=30",
+	claims.FieldFinalizers + "=[]",
+	claims.FieldGracePeriod + "=0",
+	claims.FieldObject + "=DELETED",
+}
+
+// Claims decides lab:kwok's claims from the record.
+func Claims(rec *evidence.Record) []claims.Claim {
+	fake := map[string]string{}
+	for _, sc := range Scenarios {
+		for _, set := range kwok.StageSets {
+			fake[PodName(sc.Name, set)] = set
+		}
+	}
+	out := []claims.Claim{claims.PlayedBy(rec, claims.Played{
+		ID:        "kwok.stage_sets",
+		Statement: fmt.Sprintf("Each fake-node pod was created with the label %s=<set> of its stage set, kept it, was bound to a kwok fake node, and that set's Stage objects were installed (recorded in %s): no pod was played by another set's stages.", kwok.StageSetLabel, StageSetsFile),
+		Label:     kwok.StageSetLabel, Pods: fake, FakeNodePrefix: kwok.FakeNodePrefix,
+		Installed: installedStageSets(rec), Evidence: StageSetsFile,
+	})}
+	for _, sc := range Scenarios {
+		ref := PodName(sc.Name, Kubelet)
+		out = append(out, claims.SameDeletion(rec, claims.Fidelity{
+			ID: fmt.Sprintf("kwok.%s.%s.matches_kubelet", kwok.SetFaithful, sc.Name),
+			Statement: fmt.Sprintf("Scenario %q (%s): on a fake node under the %s stage set, pod %s goes through exactly the deletion transitions that the kubelet gives pod %s on a real worker (deletionTimestamp, deletionGracePeriodSeconds, finalizers, container states, Ready, phase, DELETED; times, UIDs and resourceVersions aside), both observed from deletionTimestamp to DELETED.",
+				sc.Name, sc.Title, kwok.SetFaithful, PodName(sc.Name, kwok.SetFaithful), ref),
+			Reference: ref, Candidate: PodName(sc.Name, kwok.SetFaithful),
+		}))
+	}
+	for _, sc := range Scenarios {
+		out = append(out, claims.ContainerStopped(rec, claims.Stops{
+			ID: fmt.Sprintf("kwok.%s.%s.reference_stopped", Kubelet, sc.Name),
+			Statement: fmt.Sprintf("The reference is a real termination: on the real worker crictl shows the container of %s exited within %s of the ordinary delete, its log shows SIGTERM and it exited 0 (what the terminated transitions of the fake nodes stand for).",
+				PodName(sc.Name, Kubelet), playOutWithin),
+			Pod: PodName(sc.Name, Kubelet), After: "delete", Within: playOutWithin, WantSIGTERM: true,
+		}))
+	}
+	for _, sc := range Scenarios {
+		c := claims.Collapsed{
+			ID: fmt.Sprintf("kwok.%s.%s.grace_collapsed_never_terminated", kwok.SetKwokV08Fast, sc.Name),
+			Statement: fmt.Sprintf("Scenario %q (%s), under kwok v0.8's fast stages as shipped: within %s of the ordinary delete, deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated.",
+				sc.Name, sc.Title, graceZeroWithin, PodName(sc.Name, kwok.SetKwokV08Fast), PodName(sc.Name, Kubelet)),
+			Pod: PodName(sc.Name, kwok.SetKwokV08Fast), Reference: PodName(sc.Name, Kubelet),
+			Delete: "delete", Within: graceZeroWithin,
+		}
+		if sc.Finalizer {
+			c.Finalizer, c.Release = Finalizer, "remove-finalizers"
+			c.Statement += fmt.Sprintf(" The finalizer %s is kept: the object is DELETED only after the lab removes it.", Finalizer)
+		}
+		out = append(out, claims.GraceCollapsedUnterminated(rec, c))
+	}
+	for _, sc := range Scenarios {
+		if !sc.Finalizer {
+			continue
+		}
+		out = append(out, claims.FinalizersStripped(rec, claims.Stripped{
+			ID: fmt.Sprintf("kwok.%s.%s.reported_bug", kwok.SetKwokV07Fast, sc.Name),
+			Statement: fmt.Sprintf("Scenario %q, under kwok ≤ v0.7's fast pod-delete (finalizers: empty): pod %s loses finalizer %s although nobody removes it, and is DELETED — the reported watch sequence %s.",
+				sc.Name, PodName(sc.Name, kwok.SetKwokV07Fast), Finalizer, strings.Join(ReportedBug, " → ")),
+			Pod: PodName(sc.Name, kwok.SetKwokV07Fast), Finalizer: Finalizer,
+			Delete: "delete", Release: "remove-finalizers", Want: ReportedBug,
+		}))
+	}
+	return out
+}
+
+// Cell is one comparison of the fidelity table: a stage set's sequence for a
+// scenario against the kubelet's.
+type Cell struct {
+	Match bool
+	// Incomplete says which side was not observed from deletionTimestamp to DELETED.
+	Incomplete string
+	Diff       claims.Difference
+}
+
+func (c Cell) String() string {
+	switch {
+	case c.Incomplete != "":
+		return "not comparable: " + c.Incomplete
+	case c.Match:
+		return "match"
+	}
+	return fmt.Sprintf("differs at #%d: kubelet %s · kwok %s", c.Diff.Index+1, code(c.Diff.Reference), code(c.Diff.Candidate))
+}
+
+func code(s string) string {
+	if s == "" {
+		return "(sequence ended)"
+	}
+	return "`" + s + "`"
+}
+
+// Compare compares the sequence of scenario sc under stage set set with the kubelet's.
+func Compare(rec *evidence.Record, sc Scenario, set string) Cell {
+	ref := claims.DeletionTransitions(rec.EventsFor(PodName(sc.Name, Kubelet)))
+	cand := claims.DeletionTransitions(rec.EventsFor(PodName(sc.Name, set)))
+	var missing []string
+	if !claims.Complete(ref) {
+		missing = append(missing, "kubelet")
+	}
+	if !claims.Complete(cand) {
+		missing = append(missing, set)
+	}
+	if len(missing) > 0 {
+		return Cell{Incomplete: strings.Join(missing, " and ") + " not observed whole"}
+	}
+	d, differs := claims.Compare(ref, cand)
+	return Cell{Match: !differs, Diff: d}
+}
+
+// Report renders the fidelity table (scenario × stage set) and each
+// scenario's sequences side by side.
+func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
+	header := append([]string{"scenario"}, kwok.StageSets...)
+	var rows [][]string
+	for _, sc := range Scenarios {
+		row := []string{fmt.Sprintf("**%s**: %s", sc.Name, sc.Title)}
+		for _, set := range kwok.StageSets {
+			row = append(row, Compare(rec, sc, set).String())
+		}
+		rows = append(rows, row)
+	}
+	var b strings.Builder
+	b.WriteString("Each fake-node pod's deletion, normalised to the ordered transitions of the fields deletion is about (deletionTimestamp, deletionGracePeriodSeconds, finalizers, container states, Ready, phase, DELETED; times, UIDs and resourceVersions left out), compared transition by transition with the same scenario's pod on the real worker (the kubelet). A cell says `match`, or the first transition that differs, with both sides.\n\n")
+	b.WriteString(report.Table(header, rows))
+	b.WriteString("\nEach scenario's sequences side by side: numbered transitions (the numbers the table above refers to) with the lab's requests on the pod, *in italics*, where they came in time.\n\n")
+	for _, sc := range Scenarios {
+		fmt.Fprintf(&b, "**%s** — %s:\n\n", sc.Name, sc.Title)
+		cols := make([][]string, len(Targets))
+		longest := 0
+		var h []string
+		for i, t := range Targets {
+			cols[i] = Sequence(rec, PodName(sc.Name, t))
+			longest = max(longest, len(cols[i]))
+			h = append(h, fmt.Sprintf("%s (`%s`)", t, PodName(sc.Name, t)))
+		}
+		var rs [][]string
+		for n := 0; n < longest; n++ {
+			var r []string
+			for _, c := range cols {
+				if n < len(c) {
+					r = append(r, c[n])
+				} else {
+					r = append(r, "")
+				}
+			}
+			rs = append(rs, r)
+		}
+		b.WriteString(report.Table(h, rs))
+		b.WriteString("\n")
+	}
+	return []report.Section{{Title: "Fidelity: kwok stage sets against the kubelet", Body: b.String()}}
+}
+
+// labActions are the requests on a pod that the sequences show.
+var labActions = []string{"delete", "force-delete", "remove-finalizers"}
+
+// Sequence is the pod's deletion transitions, numbered from 1, with the lab's
+// requests on the pod (in italics) placed by time among them.
+func Sequence(rec *evidence.Record, pod string) []string {
+	events := rec.EventsFor(pod)
+	ts := claims.DeletionTransitions(events)
+	// When each transition's watch event was observed: the k-th event adds
+	// the transitions of its number to the sequence of the events up to it.
+	eventAt := map[int]time.Time{}
+	for k := range events {
+		if p := claims.DeletionTransitions(events[:k+1]); len(p) > 0 {
+			if _, ok := eventAt[p[len(p)-1].Event]; !ok {
+				eventAt[p[len(p)-1].Event] = events[k].ObservedAt
+			}
+		}
+	}
+	var acts []evidence.Action
+	for _, a := range rec.Actions {
+		if a.Target == pod && slices.Contains(labActions, a.Kind) {
+			acts = append(acts, a)
+		}
+	}
+	var out []string
+	for i, t := range ts {
+		for len(acts) > 0 && !acts[0].StartedAt.After(eventAt[t.Event]) {
+			out = append(out, "*lab: "+acts[0].Kind+"*")
+			acts = acts[1:]
+		}
+		out = append(out, fmt.Sprintf("%d · `%s`", i+1, t))
+	}
+	for _, a := range acts {
+		out = append(out, "*lab: "+a.Kind+"*")
+	}
+	return out
+}

@@ -1,0 +1,254 @@
+package kwoklab
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kwok"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/fidelity.golden.md")
+
+// recorded is a real lab:kwok run on the termlab cluster (kubelet v1.37.2,
+// kwok v0.8.0 with the three stage sets); the whole objects are left out of
+// events.jsonl.
+const recorded = "testdata/20261202-113404-afa8"
+
+func load(t *testing.T) *evidence.Record {
+	t.Helper()
+	rec, err := evidence.Load(recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func verdicts(rec *evidence.Record) map[string]claims.Claim {
+	out := map[string]claims.Claim{}
+	for _, c := range Claims(rec) {
+		out[c.ID] = c
+	}
+	return out
+}
+
+func TestRecordedRunPasses(t *testing.T) {
+	cs := Claims(load(t))
+	if len(cs) != 8 {
+		t.Fatalf("%d claims, want 8", len(cs))
+	}
+	for _, c := range cs {
+		if !c.Passed() {
+			t.Errorf("%s: %s", c.ID, c.Reason)
+		}
+		if len(c.Evidence) == 0 {
+			t.Errorf("%s cites no evidence", c.ID)
+		}
+	}
+	got := verdicts(load(t))["kwok.stage_sets"].Observed["stage_set_by_pod"].(map[string]string)
+	for _, sc := range Scenarios {
+		for _, set := range kwok.StageSets {
+			if got[PodName(sc.Name, set)] != set {
+				t.Errorf("pod %s: stage set %q recorded, want %q", PodName(sc.Name, set), got[PodName(sc.Name, set)], set)
+			}
+		}
+	}
+}
+
+// replaceEvents gives pod the events of another pod of the record (same
+// scenario, another target), renamed: what the record would hold had pod
+// behaved like that one.
+func replaceEvents(rec *evidence.Record, pod, like string) {
+	var keep []evidence.PodEvent
+	for _, e := range rec.PodEvents {
+		if e.Name != pod {
+			keep = append(keep, e)
+		}
+	}
+	for _, e := range rec.PodEvents {
+		if e.Name == like {
+			e.Name = pod
+			keep = append(keep, e)
+		}
+	}
+	rec.PodEvents = keep
+}
+
+func TestContradictingRecordsFail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*evidence.Record)
+		fails  []string
+	}{
+		{
+			name:   "the faithful set behaves like kwok v0.8 (never terminates)",
+			mutate: func(rec *evidence.Record) { replaceEvents(rec, "finalizer-faithful", "finalizer-kwok-v08-fast") },
+			fails:  []string{"kwok.faithful.finalizer.matches_kubelet"},
+		},
+		{
+			name: "the faithful set kills instead of a clean SIGTERM exit",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == "plain-faithful" && e.Terminal() {
+						rec.PodEvents[i].Phase = "Failed"
+					}
+				}
+			},
+			fails: []string{"kwok.faithful.plain.matches_kubelet"},
+		},
+		{
+			name:   "kwok v0.7 no longer strips the finalizer",
+			mutate: func(rec *evidence.Record) { replaceEvents(rec, "finalizer-kwok-v07-fast", "finalizer-kwok-v08-fast") },
+			fails:  []string{"kwok.kwok-v0.7-fast.finalizer.reported_bug"},
+		},
+		{
+			name:   "kwok v0.8 terminates the pod like a kubelet",
+			mutate: func(rec *evidence.Record) { replaceEvents(rec, "plain-kwok-v08-fast", "plain-faithful") },
+			fails:  []string{"kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
+		},
+		{
+			name:   "kwok v0.8 strips the finalizer too",
+			mutate: func(rec *evidence.Record) { replaceEvents(rec, "finalizer-kwok-v08-fast", "finalizer-kwok-v07-fast") },
+			fails:  []string{"kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated"},
+		},
+		{
+			name: "the real pod's deletion was not observed to the end",
+			mutate: func(rec *evidence.Record) {
+				var keep []evidence.PodEvent
+				for _, e := range rec.PodEvents {
+					if !(e.Name == "plain-kubelet" && e.Type == "DELETED") {
+						keep = append(keep, e)
+					}
+				}
+				rec.PodEvents = keep
+			},
+			fails: []string{"kwok.faithful.plain.matches_kubelet", "kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
+		},
+		{
+			name: "a fake pod was created without its stage set label",
+			mutate: func(rec *evidence.Record) {
+				for i, a := range rec.Actions {
+					if a.Kind == "create" && a.Target == "plain-kwok-v07-fast" {
+						var req map[string]any
+						if err := json.Unmarshal(a.Request, &req); err != nil {
+							panic(err)
+						}
+						delete(req["body"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any), kwok.StageSetLabel)
+						rec.Actions[i].Request, _ = json.Marshal(req)
+					}
+				}
+			},
+			fails: []string{"kwok.stage_sets"},
+		},
+		{
+			name: "the stage sets were not recorded",
+			mutate: func(rec *evidence.Record) {
+				rec.Notes = nil
+			},
+			fails: []string{"kwok.stage_sets"},
+		},
+		{
+			name: "crictl never saw the real container stop",
+			mutate: func(rec *evidence.Record) {
+				var keep []evidence.ContainerObservation
+				for _, o := range rec.Containers {
+					if o.Pod != "finalizer-kubelet" {
+						keep = append(keep, o)
+					}
+				}
+				rec.Containers = keep
+			},
+			fails: []string{"kwok.kubelet.finalizer.reference_stopped"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.mutate(rec)
+			v := verdicts(rec)
+			failing := map[string]bool{}
+			for _, id := range tc.fails {
+				failing[id] = true
+				c, ok := v[id]
+				if !ok {
+					t.Fatalf("no claim %s", id)
+				}
+				if c.Passed() {
+					t.Errorf("%s passed on a contradicting record", id)
+				}
+			}
+			for id, c := range v {
+				if !failing[id] && !c.Passed() {
+					t.Errorf("%s failed too: %s", id, c.Reason)
+				}
+			}
+		})
+	}
+}
+
+func TestFidelityTable(t *testing.T) {
+	rec := load(t)
+	for _, tc := range []struct {
+		sc, set string
+		want    string
+	}{
+		{"finalizer", kwok.SetFaithful, "match"},
+		{"plain", kwok.SetFaithful, "match"},
+		{"finalizer", kwok.SetKwokV08Fast, "differs at #3: kubelet `container/heartbeat=terminated(reason=Completed,exitCode=0)` · kwok `deletionGracePeriodSeconds=0`"},
+		{"finalizer", kwok.SetKwokV07Fast, "differs at #3: kubelet `container/heartbeat=terminated(reason=Completed,exitCode=0)` · kwok `finalizers=[]`"},
+		{"plain", kwok.SetKwokV07Fast, "differs at #3: kubelet `container/heartbeat=terminated(reason=Completed,exitCode=0)` · kwok `deletionGracePeriodSeconds=0`"},
+	} {
+		sc := Scenarios[0]
+		if tc.sc == "plain" {
+			sc = Scenarios[1]
+		}
+		if got := Compare(rec, sc, tc.set).String(); got != tc.want {
+			t.Errorf("%s × %s: %q, want %q", tc.sc, tc.set, got, tc.want)
+		}
+	}
+	replaceEvents(rec, "plain-kubelet", "nobody")
+	if got := Compare(rec, Scenarios[1], kwok.SetFaithful).String(); got != "not comparable: kubelet not observed whole" {
+		t.Errorf("without the reference: %q", got)
+	}
+}
+
+// TestReportGolden renders the fidelity section of the recorded run.
+func TestReportGolden(t *testing.T) {
+	sections := Report(load(t), nil)
+	if len(sections) != 1 {
+		t.Fatalf("%d sections", len(sections))
+	}
+	got := "## " + sections[0].Title + "\n\n" + sections[0].Body
+	path := filepath.Join("testdata", "fidelity.golden.md")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the fidelity section differs from %s (run with -update after checking):\n%s", path, got)
+	}
+}
+
+func TestSequencePlacesTheLabsRequests(t *testing.T) {
+	got := Sequence(load(t), "finalizer-kubelet")
+	want := []string{
+		"*lab: delete*",
+		"1 · `deletionTimestamp=set`", "2 · `deletionGracePeriodSeconds=30`",
+		"3 · `container/heartbeat=terminated(reason=Completed,exitCode=0)`", "4 · `ready=False`", "5 · `phase=Succeeded`",
+		"6 · `deletionGracePeriodSeconds=0`",
+		"*lab: force-delete*", "*lab: remove-finalizers*",
+		"7 · `object=DELETED`",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
