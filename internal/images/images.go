@@ -35,10 +35,10 @@ func ParseSource(s string) (Source, error) {
 	switch Source(s) {
 	case "", Auto:
 		return Auto, nil
-	case Official, Build:
+	case Official, Build, Bundle:
 		return Source(s), nil
 	}
-	return "", fmt.Errorf("unknown image source %q: use auto, official or build", s)
+	return "", fmt.Errorf("unknown image source %q: use auto, official, build or bundle", s)
 }
 
 // Official references.
@@ -76,6 +76,9 @@ const pullTimeout = 10 * time.Minute
 
 // Ensure resolves (and if needed builds) every image. root is the repository root.
 func Ensure(ctx context.Context, log *progress.Logger, root string, src Source) (Set, error) {
+	if set, ok, err := fromBundle(ctx, log, root, src); ok { // a loaded workshop bundle: bundle.go
+		return set, err
+	}
 	var set Set
 	var err error
 	set.Node, set.NodeFrom, err = resolve(ctx, log, src, OfficialNode, func() (string, error) {

@@ -1,0 +1,187 @@
+package workshop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/stack"
+)
+
+// ResetResult says what Reset did.
+type ResetResult struct {
+	Env *cluster.Env
+	// Repairs are one line per thing put back.
+	Repairs []string
+	Took    time.Duration
+}
+
+// nsGoneTimeout bounds the wait for deleted run namespaces to disappear.
+const nsGoneTimeout = 90 * time.Second
+
+// Reset returns the cluster to the state a session starts from, in seconds:
+//
+//  1. every real node's kubelet runs (a stopped one is started before the
+//     cluster is checked: a node that is only NotReady because a lab stopped
+//     its kubelet must not make cluster:up recreate the cluster);
+//  2. stack.Up: the cluster is reused when healthy, kwok and its fake nodes
+//     are ensured, the images are on the nodes; only a broken cluster
+//     (stopped node containers, half-created) is recreated;
+//  3. every run namespace is deleted, those a run kept on purpose
+//     (TERMLAB_KEEP) too, the finalizers of their pods removed first;
+//  4. lab.RepairLeftovers for the rest (pods of runs with finalizers
+//     elsewhere), then Reset waits until every run namespace is gone.
+//
+// It changes nothing but what runs left behind. While a lab run looks in
+// progress (see ActiveRuns) it refuses before changing anything, unless
+// TERMLAB_FORCE is set.
+func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*ResetResult, error) {
+	if log == nil {
+		log = progress.Default()
+	}
+	begin := time.Now()
+	res := &ResetResult{}
+	say := func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		res.Repairs = append(res.Repairs, s)
+		log.Infof("reset: %s", s)
+	}
+
+	co := stack.ClusterOptions()
+	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
+	// Before anything changes: a run in progress (a colleague's, CI's) would be broken.
+	if c := quickClient(ctx, p, co.Name, co.KubeconfigPath); c != nil {
+		if err := refuseActiveRuns(ctx, log, c); err != nil {
+			return res, err
+		}
+	}
+	nodes, err := p.ListNodes(co.Name)
+	if err == nil && len(nodes) > 0 {
+		workers, _ := nodeutils.SelectNodesByRole(nodes, "worker")
+		for _, n := range workers {
+			state, err := lab.KubeletState(ctx, n)
+			if err != nil {
+				log.Warnf("reset: %v (the node container may be stopped: cluster:up will deal with it)", err)
+				continue
+			}
+			if state == "active" {
+				continue
+			}
+			if err := n.CommandContext(ctx, "systemctl", "start", "kubelet").Run(); err != nil {
+				return res, fmt.Errorf("starting the kubelet on %s (it was %s): %w", n, state, err)
+			}
+			say("the kubelet on %s was %s: started it", n, state)
+		}
+	}
+
+	env, err := stack.Up(ctx, log, opts)
+	if err != nil {
+		return res, err
+	}
+	res.Env = env
+	if err := refuseActiveRuns(ctx, log, env.Client); err != nil {
+		return res, err
+	}
+
+	// Every run namespace first (kept ones too), without waiting, so that
+	// RepairLeftovers finds them being deleted and the waits overlap.
+	names, err := deleteRunNamespaces(ctx, env, say)
+	if err != nil {
+		return res, err
+	}
+	repairs, err := lab.RepairLeftovers(ctx, env, log, "")
+	res.Repairs = append(res.Repairs, repairs...)
+	if err != nil {
+		return res, err
+	}
+	if err := waitNamespacesGone(ctx, env, names); err != nil {
+		return res, err
+	}
+	if err := cluster.WaitNodesReady(ctx, env.Client, 90*time.Second, nil); err != nil {
+		return res, err
+	}
+	res.Took = time.Since(begin)
+	if len(res.Repairs) == 0 {
+		log.Infof("reset: nothing to repair; cluster %q is in its start state (%s)", env.Name, res.Took.Round(100*time.Millisecond))
+	} else {
+		log.Infof("reset: cluster %q is in its start state after %d repairs (%s)", env.Name, len(res.Repairs), res.Took.Round(100*time.Millisecond))
+	}
+	return res, nil
+}
+
+// deleteRunNamespaces deletes every namespace labelled with a run id (kept
+// ones included), removing the finalizers of their pods first, and returns
+// their names.
+func deleteRunNamespaces(ctx context.Context, env *cluster.Env, say func(string, ...any)) ([]string, error) {
+	core := env.Client.CoreV1()
+	list, err := core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: lab.RunIDLabel})
+	if err != nil {
+		return nil, fmt.Errorf("listing run namespaces: %w", err)
+	}
+	var errs []error
+	var names []string
+	for _, ns := range list.Items {
+		names = append(names, ns.Name)
+		pods, err := core.Pods(ns.Name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, pod := range pods.Items {
+			if len(pod.Finalizers) == 0 {
+				continue
+			}
+			_, err := core.Pods(ns.Name).Patch(ctx, pod.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("removing the finalizers of %s/%s: %w", ns.Name, pod.Name, err))
+				continue
+			}
+			say("removed finalizers %v of pod %s/%s", pod.Finalizers, ns.Name, pod.Name)
+		}
+		if ns.DeletionTimestamp == nil {
+			if err := core.Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting namespace %s: %w", ns.Name, err))
+				continue
+			}
+			kept := ""
+			if ns.Labels[lab.KeepLabel] == "true" {
+				kept = " (kept for inspection by its run)"
+			}
+			say("deleted namespace %s%s", ns.Name, kept)
+		}
+	}
+	return names, errors.Join(errs...)
+}
+
+// waitNamespacesGone waits until the namespaces are gone.
+func waitNamespacesGone(ctx context.Context, env *cluster.Env, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	core := env.Client.CoreV1()
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, nsGoneTimeout, true, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for _, n := range names {
+			if _, err := core.Namespaces().Get(ctx, n, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				left = append(left, n)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("run namespaces still there after %s: %v", nsGoneTimeout, left)
+	}
+	return nil
+}

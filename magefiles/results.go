@@ -1,0 +1,66 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/magefile/mage/mg"
+
+	"github.com/termlab/termlab/internal/compare"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/resultsindex"
+)
+
+// Results targets read the run folders under results/.
+type Results mg.Namespace
+
+// Compare says whether runs match, normalised (claims, verdicts, transition sequences; timings within tolerance): by default each lab's latest run against results/reference/<lab>; -run=<run> [-against=<run>].
+func (Results) Compare(ctx context.Context, run, against *string) error {
+	pairs, missing, err := compare.Pairs(project.ResultsDir(), deref(run), deref(against))
+	if err != nil {
+		return err
+	}
+	for _, l := range missing {
+		fmt.Printf("lab:%s has a reference run but no run yet (run it: lab:%s)\n\n", l, l)
+	}
+	rs, err := compare.Compare(os.Stdout, pairs, compare.DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	if run == nil && against == nil {
+		for _, l := range compare.Unreferenced(project.ResultsDir()) {
+			fmt.Printf("lab:%s has runs but no reference run (make one: results:reference -run=%s)\n", l, l)
+		}
+	}
+	fmt.Println(compare.Summary(rs))
+	for _, r := range rs {
+		if !r.Matches() {
+			return fmt.Errorf("%s", compare.Summary(rs))
+		}
+	}
+	return nil
+}
+
+// Index regenerates results/index.md: every run with lab, time, versions and verdict, linked to its report.
+func (Results) Index() error {
+	p, err := resultsindex.Write(project.ResultsDir())
+	if err == nil {
+		fmt.Println(p)
+	}
+	return err
+}
+
+// Reference makes a passing run its lab's reference run, results/reference/<lab> (to be committed): -run=<run>, default each lab's latest.
+func (Results) Reference(run *string) error {
+	return compare.Promote(os.Stdout, project.ResultsDir(), deref(run))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
