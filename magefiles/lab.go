@@ -10,6 +10,8 @@ import (
 
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/resultsindex"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/labs/finalizer"
 	"github.com/termlab/termlab/labs/force"
@@ -47,5 +49,10 @@ func runLabs(ctx context.Context, defs ...lab.Definition) error {
 		return err
 	}
 	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
+	if index, ierr := resultsindex.Write(project.ResultsDir()); ierr == nil {
+		progress.Default().Infof("index of runs: %s", index)
+	} else {
+		progress.Default().Warnf("could not write the index of runs: %v", ierr)
+	}
 	return err
 }

@@ -112,11 +112,11 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
-	if _, err := os.Stat(o.KubeconfigPath); err != nil {
-		if err := writeKubeconfig(p, o); err != nil {
-			h.Problem = err.Error()
-			return h
-		}
+	// Always from kind: a kubeconfig left from an earlier cluster of the same
+	// name would otherwise make a healthy cluster look broken.
+	if err := writeKubeconfig(p, o); err != nil {
+		h.Problem = err.Error()
+		return h
 	}
 	client, err := clientFor(o.KubeconfigPath)
 	if err != nil {

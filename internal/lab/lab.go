@@ -93,7 +93,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	release, err := acquireRunLock(ctx, log, env.Name)
+	release, err := AcquireRunLock(ctx, log, env.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,11 @@ import (
 // lockWait bounds how long a run waits for another run on the same cluster.
 const lockWait = 15 * time.Minute
 
-// acquireRunLock serialises lab runs on one cluster across processes (a lab
+// AcquireRunLock serialises lab runs (and resets) on one cluster across processes (a lab
 // repairs whatever another run left, so two at once would undo each other).
 // The kernel drops the lock when the holder dies, even by SIGKILL, and the
 // next run then repairs what it left.
-func acquireRunLock(ctx context.Context, log *progress.Logger, cluster string) (release func(), err error) {
+func AcquireRunLock(ctx context.Context, log *progress.Logger, cluster string) (release func(), err error) {
 	path := filepath.Join(os.TempDir(), "termlab-lab-"+cluster+".lock")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {

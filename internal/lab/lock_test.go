@@ -13,20 +13,20 @@ func TestRunLockExcludesAndReleases(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	var out strings.Builder
 	log := progress.New(&out)
-	release, err := acquireRunLock(context.Background(), log, "unit")
+	release, err := AcquireRunLock(context.Background(), log, "unit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
-	if _, err := acquireRunLock(ctx, log, "unit"); err == nil {
+	if _, err := AcquireRunLock(ctx, log, "unit"); err == nil {
 		t.Fatal("second holder got the lock")
 	}
 	if !strings.Contains(out.String(), "holds") {
 		t.Fatalf("no waiting message: %q", out.String())
 	}
 	release()
-	again, err := acquireRunLock(context.Background(), log, "unit")
+	again, err := AcquireRunLock(context.Background(), log, "unit")
 	if err != nil {
 		t.Fatalf("lock not released: %v", err)
 	}

@@ -59,6 +59,12 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 	}
 
 	co := stack.ClusterOptions()
+	// The same lock as lab runs: a reset in the middle of a run would undo it.
+	release, err := lab.AcquireRunLock(ctx, log, co.Name)
+	if err != nil {
+		return res, err
+	}
+	defer release()
 	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	// Before anything changes: a run in progress (a colleague's, CI's) would be broken.
 	if c := quickClient(ctx, p, co.Name, co.KubeconfigPath); c != nil {
