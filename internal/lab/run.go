@@ -92,49 +92,7 @@ func LoadManifest(name string) (*corev1.Pod, []byte, error) {
 // run's labels, the cluster's workload image and the placement, saving the
 // pod exactly as sent under inputs/pods/.
 func (r *Run) CreatePod(ctx context.Context, manifest string, place Placement) (*corev1.Pod, error) {
-	pod, _, err := LoadManifest(manifest)
-	if err != nil {
-		return nil, err
-	}
-	pod.Namespace = r.Namespace
-	if pod.Labels == nil {
-		pod.Labels = map[string]string{}
-	}
-	pod.Labels[RunIDLabel], pod.Labels[LabLabel] = r.ID, r.Lab
-	for i := range pod.Spec.Containers {
-		if r.Env.WorkloadImage != "" {
-			pod.Spec.Containers[i].Image = r.Env.WorkloadImage
-		}
-	}
-	if !place.Fake {
-		if place.Node == "" {
-			return nil, fmt.Errorf("pod %s: no node given", pod.Name)
-		}
-		if pod.Spec.NodeSelector == nil {
-			pod.Spec.NodeSelector = map[string]string{}
-		}
-		pod.Spec.NodeSelector[corev1.LabelHostname] = place.Node
-	}
-	pod.APIVersion, pod.Kind = "v1", "Pod"
-	sent, err := yaml.Marshal(pod)
-	if err != nil {
-		return nil, fmt.Errorf("rendering pod %s: %w", pod.Name, err)
-	}
-	path, err := r.Rec.WriteFile("inputs/pods/"+pod.Name+".sent.yaml", sent)
-	if err != nil {
-		return nil, err
-	}
-	var created *corev1.Pod
-	err = r.Rec.Act("create", pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
-		"kubectl create -f "+path, func() error {
-			var cerr error
-			created, cerr = r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod, metav1.CreateOptions{})
-			return cerr
-		})
-	if err != nil {
-		return nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
-	}
-	return created, nil
+	return r.CreatePodEdited(ctx, manifest, place, nil)
 }
 
 // apiRequest is how an API request is recorded.
