@@ -229,7 +229,7 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 			continue
 		}
 		lastSeen = fmt.Sprintf("%s at %s", o.State, stamp(o.ObservedAt))
-		if o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound {
+		if o.Stopped() {
 			o := o
 			stopped = &o
 			break

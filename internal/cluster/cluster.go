@@ -396,4 +396,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-

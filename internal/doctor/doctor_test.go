@@ -33,8 +33,12 @@ func TestDecide(t *testing.T) {
 		{"no engine, not root", func(f *Facts) {
 			f.EngineVersion, f.CanProvision, f.ProvisionWhy, f.PrivilegedProbe = "", false, "not root: install Docker", ""
 		}, "docker engine", Fail, "not root"},
-		{"probe failed, caps missing", func(f *Facts) { f.PrivilegedProbe, f.MissingCaps = "unable to apply caps", []string{"CAP_SYS_RESOURCE"} }, "privileged containers", Fail, "termlab-runc"},
-		{"caps missing, wrapper default", func(f *Facts) { f.PrivilegedProbe, f.MissingCaps, f.WrapperDefault = "", []string{"CAP_SYS_RESOURCE"}, true }, "privileged containers", Pass, ""},
+		{"probe failed, caps missing", func(f *Facts) {
+			f.PrivilegedProbe, f.MissingCaps = "unable to apply caps", []string{"CAP_SYS_RESOURCE"}
+		}, "privileged containers", Fail, "termlab-runc"},
+		{"caps missing, wrapper default", func(f *Facts) {
+			f.PrivilegedProbe, f.MissingCaps, f.WrapperDefault = "", []string{"CAP_SYS_RESOURCE"}, true
+		}, "privileged containers", Pass, ""},
 		{"caps missing, foreign engine", func(f *Facts) { f.PrivilegedProbe, f.MissingCaps = "", []string{"CAP_SYS_RESOURCE"} }, "privileged containers", Fail, "default runtime"},
 		{"cgroup v1", func(f *Facts) { f.CgroupV1 = true }, "cgroups", Warn, ""},
 		{"low disk", func(f *Facts) { f.FreeDiskBytes = 2 * gib }, "free disk", Fail, "8 GiB"},

@@ -424,3 +424,22 @@ func (r *Run) Unobserved(ctx context.Context, err error) error {
 func Within(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, d)
 }
+
+// StartPod creates the manifest's pod on a real worker, waits until it runs,
+// snapshots it and records its container as crictl sees it on the node. It
+// returns the container ID (without the runtime prefix).
+func (r *Run) StartPod(ctx context.Context, manifest, pod string, worker nodes.Node, within time.Duration) (string, error) {
+	if _, err := r.CreatePod(ctx, manifest, Placement{Node: worker.String()}); err != nil {
+		return "", err
+	}
+	e, err := r.WaitRunning(ctx, pod, within)
+	if err != nil {
+		return "", err
+	}
+	c, _ := e.Container("")
+	if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
+		return "", err
+	}
+	_, err = r.Rec.ObserveContainer(ctx, worker, pod, c.ContainerID)
+	return c.ContainerID, err
+}

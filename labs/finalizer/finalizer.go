@@ -134,9 +134,9 @@ func scenario(ctx context.Context, r *lab.Run, t target) error {
 			if err := r.Unobserved(ctx, err); err != nil {
 				return err
 			}
-			o, err := r.Rec.WaitContainer(wctx, t.node, t.pod, containerID, "stop", probeEvery, stopped)
+			o, err := r.Rec.WaitContainer(wctx, t.node, t.pod, containerID, "stop", probeEvery, evidence.ContainerObservation.Stopped)
 			if err == nil {
-				r.Infof("crictl on %s: %s", t.node, describe(o))
+				r.Infof("crictl on %s: %s", t.node, o.Describe())
 			}
 			if err := r.Unobserved(ctx, err); err != nil {
 				return err
@@ -204,26 +204,8 @@ func observe(ctx context.Context, r *lab.Run, t target, containerID string) erro
 	if err != nil {
 		return fmt.Errorf("reading crictl evidence for %s: %w", t.pod, err)
 	}
-	r.Infof("crictl on %s: %s", t.node, describe(o))
+	r.Infof("crictl on %s: %s", t.node, o.Describe())
 	return nil
-}
-
-func stopped(o evidence.ContainerObservation) bool {
-	return o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound
-}
-
-func describe(o evidence.ContainerObservation) string {
-	s := fmt.Sprintf("container %.13s %s", o.ContainerID, o.State)
-	if o.ExitCode != nil {
-		s += fmt.Sprintf(" exit code %d", *o.ExitCode)
-	}
-	if o.Log != nil {
-		s += fmt.Sprintf(", last heartbeat seq=%d", o.Log.LastSeq)
-		if o.Log.Signal != "" {
-			s += ", " + o.Log.Signal + " logged"
-		}
-	}
-	return s
 }
 
 func deref(p *int64) int64 {

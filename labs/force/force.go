@@ -49,19 +49,8 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 	var containerID string
 	err = r.Step(ctx, fmt.Sprintf("create pod %s on %s and wait until it is Ready", pod, worker), func(ctx context.Context) error {
-		if _, err := r.CreatePod(ctx, "slow-exit.yaml", lab.Placement{Node: worker.String()}); err != nil {
-			return err
-		}
-		e, err := r.WaitRunning(ctx, pod, readyWithin)
-		if err != nil {
-			return err
-		}
-		c, _ := e.Container("")
-		containerID = c.ContainerID
-		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
-			return err
-		}
-		_, err = r.Rec.ObserveContainer(ctx, worker, pod, containerID)
+		var err error
+		containerID, err = r.StartPod(ctx, "slow-exit.yaml", pod, worker, readyWithin)
 		return err
 	})
 	if err != nil {
@@ -91,7 +80,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 	err = r.Step(ctx, fmt.Sprintf("look at the container on %s", worker), func(ctx context.Context) error {
 		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
 		if err == nil {
-			r.Infof("crictl: %s", describe(o))
+			r.Infof("crictl: %s", o.Describe())
 		}
 		return err
 	})
@@ -103,27 +92,13 @@ func steps(ctx context.Context, r *lab.Run) error {
 		wctx, cancel := lab.Within(ctx, stoppedWithin)
 		defer cancel()
 		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop", probeEvery, func(o evidence.ContainerObservation) bool {
-			return o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound
+			return o.Stopped()
 		})
 		if err == nil {
-			r.Infof("crictl: %s", describe(o))
+			r.Infof("crictl: %s", o.Describe())
 		}
 		return r.Unobserved(ctx, err)
 	})
-}
-
-func describe(o evidence.ContainerObservation) string {
-	s := fmt.Sprintf("container %.13s %s", o.ContainerID, o.State)
-	if o.ExitCode != nil {
-		s += fmt.Sprintf(" exit code %d", *o.ExitCode)
-	}
-	if o.Log != nil {
-		s += fmt.Sprintf(", last heartbeat seq=%d", o.Log.LastSeq)
-		if o.Log.Signal != "" {
-			s += ", " + o.Log.Signal + " logged"
-		}
-	}
-	return s
 }
 
 // Claims decides lab:force's claims from the record.

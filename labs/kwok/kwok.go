@@ -182,7 +182,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 			if !p.fake() && containers[i] != "" {
 				// Node evidence no fake node has: the container itself stops.
 				o, err := r.Rec.WaitContainer(wctx, p.node, p.name, containers[i], "stop", probeEvery, func(o evidence.ContainerObservation) bool {
-					return o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound
+					return o.Stopped()
 				})
 				if err == nil {
 					r.Infof("crictl on %s: container of %s %s (exit %s)", p.node, p.name, o.State, exitOf(o.ExitCode))

@@ -55,19 +55,8 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 	var containerID string
 	err = r.Step(ctx, fmt.Sprintf("create pod %s on %s and record its container ID", pod, worker), func(ctx context.Context) error {
-		if _, err := r.CreatePod(ctx, "orphan-process.yaml", lab.Placement{Node: worker.String()}); err != nil {
-			return err
-		}
-		e, err := r.WaitRunning(ctx, pod, readyWithin)
-		if err != nil {
-			return err
-		}
-		c, _ := e.Container("")
-		containerID = c.ContainerID
-		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
-			return err
-		}
-		_, err = r.Rec.ObserveContainer(ctx, worker, pod, containerID)
+		var err error
+		containerID, err = r.StartPod(ctx, "orphan-process.yaml", pod, worker, readyWithin)
 		return err
 	})
 	if err != nil {
@@ -105,7 +94,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err != nil {
 			return err
 		}
-		r.Infof("crictl: %s", describe(first))
+		r.Infof("crictl: %s", first.Describe())
 		from := 0
 		if first.Log != nil {
 			from = first.Log.LastSeq
@@ -116,7 +105,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 			return l.LastSeq >= from+beatsAfterGone
 		})
 		if err == nil {
-			r.Infof("crictl: %s — still beating with no API object", describe(later))
+			r.Infof("crictl: %s — still beating with no API object", later.Describe())
 		}
 		return r.Unobserved(ctx, err)
 	})
@@ -136,7 +125,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		}
 		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
 		if err == nil {
-			r.Infof("crictl: %s", describe(o))
+			r.Infof("crictl: %s", o.Describe())
 		}
 		return err
 	})
@@ -151,10 +140,10 @@ func steps(ctx context.Context, r *lab.Run) error {
 		wctx, cancel := lab.Within(ctx, stoppedWithin)
 		defer cancel()
 		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop running", probeEvery, func(o evidence.ContainerObservation) bool {
-			return o.State == evidence.ContainerExited || o.State == evidence.ContainerNotFound
+			return o.Stopped()
 		})
 		if err == nil {
-			r.Infof("crictl: %s", describe(o))
+			r.Infof("crictl: %s", o.Describe())
 		}
 		return r.Unobserved(ctx, err)
 	})
@@ -165,20 +154,6 @@ func steps(ctx context.Context, r *lab.Run) error {
 	return r.Step(ctx, fmt.Sprintf("wait for %s to be Ready again", worker), func(ctx context.Context) error {
 		return lab.WaitNodeReady(ctx, r.Env, worker.String(), nodeReadyWithin)
 	})
-}
-
-func describe(o evidence.ContainerObservation) string {
-	s := fmt.Sprintf("container %.13s %s", o.ContainerID, o.State)
-	if o.ExitCode != nil {
-		s += fmt.Sprintf(" exit code %d", *o.ExitCode)
-	}
-	if o.Log != nil {
-		s += fmt.Sprintf(", last heartbeat seq=%d", o.Log.LastSeq)
-		if o.Log.Signal != "" {
-			s += ", " + o.Log.Signal + " logged"
-		}
-	}
-	return s
 }
 
 // Claims decides lab:orphan's claims from the record.
