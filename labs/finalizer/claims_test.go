@@ -7,6 +7,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 // recorded is a real lab:finalizer run on the termlab cluster (kubelet
@@ -14,33 +15,12 @@ import (
 // left out of events.jsonl.
 const recorded = "testdata/20261202-111614-6364"
 
-func load(t *testing.T) *evidence.Record {
-	t.Helper()
-	rec, err := evidence.Load(recorded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
-func verdicts(rec *evidence.Record) map[string]claims.Claim {
-	out := map[string]claims.Claim{}
-	for _, c := range Claims(rec) {
-		out[c.ID] = c
-	}
-	return out
-}
+func verdicts(rec *evidence.Record) map[string]claims.Claim { return labtest.ByID(Claims(rec)) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	cs := Claims(load(t))
-	if len(cs) != 8 {
-		t.Fatalf("%d claims, want 8", len(cs))
-	}
-	for _, c := range cs {
-		if !c.Passed() {
-			t.Errorf("%s: %s", c.ID, c.Reason)
-		}
-	}
+	labtest.AllPass(t, Claims(load(t)), 8)
 }
 
 // deleteEvents drops the pod's events for which drop is true.

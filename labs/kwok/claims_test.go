@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kwok"
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fidelity.golden.md")
@@ -20,36 +21,12 @@ var update = flag.Bool("update", false, "rewrite testdata/fidelity.golden.md")
 // events.jsonl.
 const recorded = "testdata/20261202-113404-afa8"
 
-func load(t *testing.T) *evidence.Record {
-	t.Helper()
-	rec, err := evidence.Load(recorded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
-func verdicts(rec *evidence.Record) map[string]claims.Claim {
-	out := map[string]claims.Claim{}
-	for _, c := range Claims(rec) {
-		out[c.ID] = c
-	}
-	return out
-}
+func verdicts(rec *evidence.Record) map[string]claims.Claim { return labtest.ByID(Claims(rec)) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	cs := Claims(load(t))
-	if len(cs) != 8 {
-		t.Fatalf("%d claims, want 8", len(cs))
-	}
-	for _, c := range cs {
-		if !c.Passed() {
-			t.Errorf("%s: %s", c.ID, c.Reason)
-		}
-		if len(c.Evidence) == 0 {
-			t.Errorf("%s cites no evidence", c.ID)
-		}
-	}
+	labtest.AllPass(t, Claims(load(t)), 8)
 	got := verdicts(load(t))["kwok.stage_sets"].Observed["stage_set_by_pod"].(map[string]string)
 	for _, sc := range Scenarios {
 		for _, set := range kwok.StageSets {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 // recorded is a real lab:orphan run on the termlab cluster (kubelet v1.37.2),
@@ -11,21 +12,10 @@ import (
 // whole objects are left out of events.jsonl.
 const recorded = "testdata/20261202-112154-d263"
 
-func load(t *testing.T) *evidence.Record {
-	t.Helper()
-	rec, err := evidence.Load(recorded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	for _, c := range Claims(load(t)) {
-		if !c.Passed() {
-			t.Errorf("%s: %s", c.ID, c.Reason)
-		}
-	}
+	labtest.AllPass(t, Claims(load(t)), 0)
 }
 
 func TestContradictingRecordsFail(t *testing.T) {

@@ -1,0 +1,47 @@
+// Package labtest holds what every lab's claim tests share: loading a real
+// recorded run from testdata and checking that all its claims pass, each
+// citing evidence.
+package labtest
+
+import (
+	"testing"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Load reads a recorded run folder, failing the test if it cannot.
+func Load(t *testing.T, dir string) *evidence.Record {
+	t.Helper()
+	rec, err := evidence.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// ByID indexes claims by their id.
+func ByID(cs []claims.Claim) map[string]claims.Claim {
+	out := map[string]claims.Claim{}
+	for _, c := range cs {
+		out[c.ID] = c
+	}
+	return out
+}
+
+// AllPass fails the test unless there are want claims (any number when want
+// is 0), every one passed, and every one cites evidence.
+func AllPass(t *testing.T, cs []claims.Claim, want int) {
+	t.Helper()
+	if len(cs) == 0 || (want > 0 && len(cs) != want) {
+		t.Fatalf("%d claims, want %d", len(cs), want)
+	}
+	for _, c := range cs {
+		if !c.Passed() {
+			t.Errorf("%s: %s", c.ID, c.Reason)
+		}
+		if len(c.Evidence) == 0 {
+			t.Errorf("%s cites no evidence", c.ID)
+		}
+	}
+}
