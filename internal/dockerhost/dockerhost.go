@@ -34,6 +34,8 @@ const (
 	WrapperPath = "/usr/local/libexec/termlab/termlab-runc"
 	// WrapperRuntime is the runtime name registered in daemon.json.
 	WrapperRuntime = "termlab-runc"
+	// PrebuiltWrapperFile is the wrapper binary a workshop bundle carries at its root.
+	PrebuiltWrapperFile = "termlab-runc"
 	daemonJSON     = "/etc/docker/daemon.json"
 )
 
@@ -152,11 +154,18 @@ func InstallWrapper(ctx context.Context, repoRoot string) error {
 	if err := os.MkdirAll(filepath.Dir(WrapperPath), 0o755); err != nil {
 		return err
 	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", WrapperPath, "./cmd/termlab-runc")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the runtime wrapper (go build ./cmd/termlab-runc): %w\n%s", err, out)
+	if prebuilt := filepath.Join(repoRoot, PrebuiltWrapperFile); fileExists(prebuilt) {
+		// A workshop bundle ships it: participants have no Go.
+		if err := copyExecutable(prebuilt, WrapperPath); err != nil {
+			return fmt.Errorf("installing the runtime wrapper from %s: %w", prebuilt, err)
+		}
+	} else {
+		build := exec.CommandContext(ctx, "go", "build", "-o", WrapperPath, "./cmd/termlab-runc")
+		build.Dir = repoRoot
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the runtime wrapper (go build ./cmd/termlab-runc): %w\n%s", err, out)
+		}
 	}
 	cfg := map[string]any{}
 	if data, err := os.ReadFile(daemonJSON); err == nil && len(bytes.TrimSpace(data)) > 0 {
@@ -331,6 +340,25 @@ func ProbePrivileged(ctx context.Context, image string) error {
 	}
 	id := strings.TrimSpace(string(out))
 	return kindexec.CommandContext(ctx, "docker", "rm", "-f", id).Run()
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// copyExecutable copies src to dst (mode 0755) through a temporary file, so
+// a dockerd using dst never sees half a binary.
+func copyExecutable(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	tmp := dst + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
 }
 
 func firstLine(s string) string {

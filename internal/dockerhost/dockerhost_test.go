@@ -1,6 +1,7 @@
 package dockerhost
 
 import (
+	"os"
 	"reflect"
 	"testing"
 )
@@ -24,5 +25,26 @@ func TestWithWrapperRuntimeKeepsOtherSettings(t *testing.T) {
 	}
 	if _, changed := in["default-runtime"]; changed {
 		t.Fatal("input map was modified")
+	}
+}
+
+func TestCopyExecutable(t *testing.T) {
+	dir := t.TempDir()
+	src, dst := dir+"/src", dir+"/dst"
+	if err := os.WriteFile(src, []byte("bin"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(src) || fileExists(dir) || fileExists(dir+"/missing") {
+		t.Fatal("fileExists wrong")
+	}
+	if err := copyExecutable(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(dst)
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("dst %v %v", st, err)
+	}
+	if _, err := os.Stat(dst + ".tmp"); !os.IsNotExist(err) {
+		t.Fatal("temporary file left")
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/termlab/termlab/internal/dockerhost"
+
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 
 	"github.com/termlab/termlab/internal/dockerimage"
@@ -164,6 +166,14 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 	if err := add(BinaryFile); err != nil {
 		return nil, err
 	}
+	// The runtime wrapper, prebuilt: a participant on a host whose capability
+	// bounding set is incomplete has no Go to build it with.
+	if err := buildWrapper(ctx, opts.Root, filepath.Join(staging, dockerhost.PrebuiltWrapperFile), platform); err != nil {
+		return nil, err
+	}
+	if err := add(dockerhost.PrebuiltWrapperFile); err != nil {
+		return nil, err
+	}
 	phase("compiling the binary", t)
 
 	// 4. Inputs, READMEs, reference results.
@@ -270,6 +280,18 @@ func saveImage(ctx context.Context, path, ref string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// buildWrapper builds cmd/termlab-runc statically for the engine's platform.
+func buildWrapper(ctx context.Context, root, out, platform string) error {
+	goos, goarch, _ := strings.Cut(platform, "/")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/termlab-runc")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the runtime wrapper (go build ./cmd/termlab-runc): %w\n%s", err, b)
+	}
+	return nil
 }
 
 // compileTargets builds the mage targets into one static binary for the
