@@ -230,18 +230,30 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 	}
 	obs := fromInspect(*inspect, id)
 	obs.Pod, obs.Node, obs.Probes = pod, node.String(), probes
-	if logs.err == nil || len(logs.stdout) > 0 {
-		obs.Log = SummariseLog(logs.stdout)
-	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if obs.State != ContainerNotFound && obs.Error == "" {
+		r.followLogsLocked(node, pod, id)
+	}
+	// The container may be gone by the time crictl logs runs: then the
+	// followed copy is the log (the failed read is kept beside it).
+	var failedLogs *nodeOutput
+	if logs.err != nil {
+		if followed, ok := r.followedLocked(id); ok {
+			failedLogs = logs
+			logs = &nodeOutput{at: logs.at, stdout: followed}
+		}
+	}
+	if logs.err == nil || len(logs.stdout) > 0 {
+		obs.Log = SummariseLog(logs.stdout)
+	}
 	obs.Step = r.currentStepLocked()
 	dir := r.stepDirLocked()
 	var werr error
 	save := func(base string, o nodeOutput) string {
 		content, ext := o.stdout, ".json"
-		if base == "crictl-logs" {
+		if strings.HasPrefix(base, "crictl-logs") {
 			ext = ".txt"
 		}
 		if o.err != nil {
@@ -255,7 +267,12 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 	}
 	obs.InspectPath = save("crictl-inspect", *inspect)
 	obs.PsPath = save("crictl-ps", ps)
-	obs.LogsPath = save("crictl-logs", *logs)
+	if failedLogs != nil {
+		save("crictl-logs", *failedLogs)
+		obs.LogsPath = save("crictl-logs-followed", *logs)
+	} else {
+		obs.LogsPath = save("crictl-logs", *logs)
+	}
 	r.rec.Containers = append(r.rec.Containers, obs)
 	r.broadcast()
 	if werr != nil {

@@ -60,6 +60,10 @@ type Recorder struct {
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// bg lives until Stop; container log followers run in it (follow.go).
+	bg        context.Context
+	followers map[string]*logFollower
 }
 
 // Start lists the run's pods, the namespace's events and the nodes to learn
@@ -114,6 +118,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
+	r.bg = watchCtx
 	watches := []struct {
 		what string
 		rv   string
