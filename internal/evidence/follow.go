@@ -65,6 +65,14 @@ func (r *Recorder) followLogsLocked(node Node, pod, id string) {
 	}(r.bg)
 }
 
+// FollowLogs streams container id's log into the run folder from now until
+// the container exits or the recorder stops (see logFollower).
+func (r *Recorder) FollowLogs(node Node, pod, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.followLogsLocked(node, pod, id)
+}
+
 // followed returns what the follower of id has read so far.
 func (r *Recorder) followedLocked(id string) ([]byte, bool) {
 	f, ok := r.followers[id]

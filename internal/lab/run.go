@@ -124,6 +124,10 @@ func (r *Run) WaitRunning(ctx context.Context, pod string, timeout time.Duration
 	if err == nil {
 		c, _ := e.Container("")
 		r.Infof("pod %s Ready on %s, container %s", pod, e.NodeName, shortID(c.ContainerID))
+		// From now on its log is streamed, whatever the lab looks at later.
+		if node := r.Env.Worker(e.NodeName); node != nil && c.ContainerID != "" {
+			r.Rec.FollowLogs(node, pod, c.ContainerID)
+		}
 	}
 	return e, err
 }
