@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // Verdict is "pass" or "fail".
@@ -89,6 +91,18 @@ func (k *check) require(ok bool, format string, args ...any) bool {
 func (k *check) missing(format string, args ...any) Claim {
 	k.require(false, format, args...)
 	return k.done()
+}
+
+// containerID is the pod's container ID as the API reported it (evidence:
+// events.jsonl); a pod without one fails the claim.
+func (k *check) containerID(rec *evidence.Record, pod string) (string, bool) {
+	id, ok := ContainerID(rec, pod)
+	if !ok {
+		k.require(false, "the API never reported a container ID for pod %s", pod)
+		return "", false
+	}
+	k.cite(eventsFile)
+	return id, true
 }
 
 func (k *check) done() Claim {

@@ -212,12 +212,11 @@ type Stops struct {
 // stopped within the bound after the action, and records how it stopped.
 func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	k := newCheck(s.ID, s.Statement)
-	id, ok := ContainerID(rec, s.Pod)
+	id, ok := k.containerID(rec, s.Pod)
 	if !ok {
-		return k.missing("the API never reported a container ID for pod %s", s.Pod)
+		return k.done()
 	}
 	k.observe("container_id", id)
-	k.cite(eventsFile)
 	act, ok := action(k, rec, s.After, targetOf(rec, s.After, s.Pod))
 	if !ok {
 		return k.done()
@@ -341,12 +340,11 @@ type Orphaned struct {
 // was CONTAINER_RUNNING after the API object's DELETED event.
 func RunningAfterDeleted(rec *evidence.Record, o Orphaned) Claim {
 	k := newCheck(o.ID, o.Statement)
-	id, ok := ContainerID(rec, o.Pod)
+	id, ok := k.containerID(rec, o.Pod)
 	if !ok {
-		return k.missing("the API never reported a container ID for pod %s", o.Pod)
+		return k.done()
 	}
 	k.observe("container_id", id)
-	k.cite(eventsFile)
 	gone, ok := rec.Deleted(o.Pod)
 	if !ok {
 		k.observe("api_object_exists", true)
@@ -416,11 +414,10 @@ type Beating struct {
 // that the heartbeat sequence kept advancing.
 func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
 	k := newCheck(b.ID, b.Statement)
-	id, ok := ContainerID(rec, b.Pod)
+	id, ok := k.containerID(rec, b.Pod)
 	if !ok {
-		return k.missing("the API never reported a container ID for pod %s", b.Pod)
+		return k.done()
 	}
-	k.cite(eventsFile)
 	gone, ok := rec.Deleted(b.Pod)
 	if !ok {
 		return k.missing("no DELETED event of pod %s was recorded", b.Pod)
