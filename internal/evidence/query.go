@@ -4,13 +4,7 @@ import "time"
 
 // EventsFor returns the watch events of the named pod, in the order observed.
 func (r *Record) EventsFor(pod string) []PodEvent {
-	var out []PodEvent
-	for _, e := range r.PodEvents {
-		if e.Name == pod {
-			out = append(out, e)
-		}
-	}
-	return out
+	return where(r.PodEvents, func(e PodEvent) bool { return e.Name == pod })
 }
 
 // Action returns the first action of the given kind on target.
@@ -35,35 +29,17 @@ func (r *Record) Step(name string) (Step, bool) {
 
 // ContainersFor returns the crictl observations of the pod's containers, in order.
 func (r *Record) ContainersFor(pod string) []ContainerObservation {
-	var out []ContainerObservation
-	for _, o := range r.Containers {
-		if o.Pod == pod {
-			out = append(out, o)
-		}
-	}
-	return out
+	return where(r.Containers, func(o ContainerObservation) bool { return o.Pod == pod })
 }
 
 // SnapshotsFor returns the snapshots of the pod, in order.
 func (r *Record) SnapshotsFor(pod string) []Snapshot {
-	var out []Snapshot
-	for _, s := range r.Snapshots {
-		if s.Pod == pod {
-			out = append(out, s)
-		}
-	}
-	return out
+	return where(r.Snapshots, func(s Snapshot) bool { return s.Pod == pod })
 }
 
 // NodeEventsFor returns the Ready-condition records of the node, in order.
 func (r *Record) NodeEventsFor(node string) []NodeEvent {
-	var out []NodeEvent
-	for _, e := range r.NodeEvents {
-		if e.Name == node {
-			out = append(out, e)
-		}
-	}
-	return out
+	return where(r.NodeEvents, func(e NodeEvent) bool { return e.Name == node })
 }
 
 // FirstEvent returns the first event of the pod observed at or after from that satisfies match.
@@ -109,6 +85,17 @@ func (r *Record) Pods() []string {
 	}
 	for _, o := range r.Containers {
 		add(o.Pod)
+	}
+	return out
+}
+
+// where returns the items that keep, in order (nil when none do).
+func where[T any](items []T, keep func(T) bool) []T {
+	var out []T
+	for _, it := range items {
+		if keep(it) {
+			out = append(out, it)
+		}
 	}
 	return out
 }
