@@ -45,3 +45,34 @@ func AllPass(t *testing.T, cs []claims.Claim, want int) {
 		}
 	}
 }
+
+// MustFail fails the test unless every named claim exists and failed: a
+// misspelt id must not let a contradicting record pass unnoticed.
+func MustFail(t *testing.T, cs []claims.Claim, ids ...string) {
+	t.Helper()
+	got := ByID(cs)
+	for _, id := range ids {
+		c, ok := got[id]
+		if !ok {
+			t.Fatalf("no claim %s", id)
+		}
+		if c.Passed() {
+			t.Errorf("%s passed on a record that contradicts it", id)
+		}
+	}
+}
+
+// OnlyFail is MustFail, and every other claim passed.
+func OnlyFail(t *testing.T, cs []claims.Claim, ids ...string) {
+	t.Helper()
+	MustFail(t, cs, ids...)
+	failing := map[string]bool{}
+	for _, id := range ids {
+		failing[id] = true
+	}
+	for _, c := range cs {
+		if !failing[c.ID] && !c.Passed() {
+			t.Errorf("%s failed unexpectedly: %s", c.ID, c.Reason)
+		}
+	}
+}
