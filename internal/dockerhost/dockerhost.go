@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,7 +35,7 @@ const (
 	WrapperRuntime = "termlab-runc"
 	// PrebuiltWrapperFile is the wrapper binary a workshop bundle carries at its root.
 	PrebuiltWrapperFile = "termlab-runc"
-	daemonJSON     = "/etc/docker/daemon.json"
+	daemonJSON          = "/etc/docker/daemon.json"
 )
 
 // ServerVersion returns the engine's version, or an error when no engine answers.
@@ -295,38 +294,6 @@ func removeStalePIDFile(path string) {
 		return
 	}
 	_ = os.Remove(path)
-}
-
-// StopOwnDockerd stops a dockerd that termlab started (by the pid it recorded), and waits for it.
-func StopOwnDockerd(ctx context.Context) error {
-	data, err := os.ReadFile(PIDFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return errors.New("no dockerd started by termlab is recorded (" + PIDFile + ")")
-	} else if err != nil {
-		return err
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		return fmt.Errorf("bad pid in %s: %w", PIDFile, err)
-	}
-	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); strings.TrimSpace(string(comm)) != "dockerd" {
-		_ = os.Remove(PIDFile)
-		return nil // already gone; the pid may belong to someone else now
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("stopping dockerd pid %d: %w", pid, err)
-	}
-	for {
-		if err := syscall.Kill(pid, 0); err != nil {
-			_ = os.Remove(PIDFile)
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("dockerd pid %d still running: %w", pid, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 // ProbePrivileged starts a privileged container from image and removes it;

@@ -116,11 +116,3 @@ func Save(ctx context.Context, w io.Writer, refs ...string) error {
 	}
 	return nil
 }
-
-// Tag tags src as dst.
-func Tag(ctx context.Context, src, dst string) error {
-	if out, err := exec.CombinedOutputLines(exec.CommandContext(ctx, "docker", "tag", src, dst)); err != nil {
-		return fmt.Errorf("docker tag %s %s: %v: %s", src, dst, err, strings.Join(out, " "))
-	}
-	return nil
-}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -276,7 +275,11 @@ func kindBaseEntries(files string) ([]Entry, error) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel := "/" + filepath.ToSlash(must(filepath.Rel(files, p)))
+		relPath, err := filepath.Rel(files, p)
+		if err != nil {
+			return err
+		}
+		rel := "/" + filepath.ToSlash(relPath)
 		if strings.HasPrefix(rel, "/LICENSES/") {
 			return nil
 		}
@@ -495,12 +498,3 @@ func commit(ctx context.Context, c buildContainer, key string) error {
 	_ = exec.CommandContext(ctx, "docker", "rmi", tmp).Run()
 	return nil
 }
-
-func must(s string, err error) string {
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
-var _ = path.Join

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -194,5 +193,3 @@ func AppendRecord(cacheDir string, r BuildRecord) {
 	defer f.Close()
 	_ = json.NewEncoder(f).Encode(r)
 }
-
-var _ = io.Discard
