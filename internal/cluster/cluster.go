@@ -5,6 +5,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -352,10 +353,14 @@ func LoadImage(ctx context.Context, env *Env, ref string) error {
 }
 
 func loadInto(ctx context.Context, n nodes.Node, ref string) error {
-	pr, pw := newPipe()
+	pr, pw := io.Pipe()
 	save := kindexec.CommandContext(ctx, "docker", "save", ref).SetStdout(pw)
 	errc := make(chan error, 1)
-	go func() { errc <- pw.closeWith(save.Run()) }()
+	go func() {
+		err := save.Run()
+		pw.CloseWithError(err)
+		errc <- err
+	}()
 	loadErr := nodeutils.LoadImageArchive(n, pr)
 	pr.Close()
 	if saveErr := <-errc; saveErr != nil {
