@@ -15,7 +15,7 @@ import (
 func Test(ctx context.Context) error {
 	log := progress.Default()
 	done := log.Step("unit tests: go test ./...")
-	err := sh.RunV("go", "test", "-count=1", "./...")
+	err := sh.RunV("go", "test", "-count=1", "-timeout", "30m", "./...")
 	done(err)
 	if err != nil {
 		return err

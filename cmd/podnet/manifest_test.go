@@ -187,7 +187,7 @@ func TestBinaryIsStatic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links a client-go binary")
 	}
-	bin := testbin.BuildStatic(t, "podnet", 5*time.Minute)
+	bin := testbin.BuildStatic(t, "podnet")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	// Without NODE_NAME it must fail fast and say why, not hang.

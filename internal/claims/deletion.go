@@ -240,22 +240,33 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	k.cite(stopped.Files()...)
 	k.observe("crictl_state", stopped.State)
+	exit := exitOf(rec, s.Pod, id, act.StartedAt, stopped)
+	k.cite(exit.cites...)
 	stoppedAt, measuredBy := stopped.ObservedAt, "time of the crictl observation (upper bound: the runtime no longer knew the container)"
-	if stopped.FinishedAt != nil {
-		stoppedAt, measuredBy = *stopped.FinishedAt, "crictl inspect finishedAt"
+	if exit.finishedAt != nil {
+		stoppedAt, measuredBy = *exit.finishedAt, exit.finishedBy
 	}
 	k.observe("stopped_at", stamp(stoppedAt))
 	k.observe("measured_by", measuredBy)
+	if exit.resolution > 0 {
+		k.observe("stopped_at_resolution_seconds", seconds(exit.resolution))
+	}
 	after := stoppedAt.Sub(act.StartedAt)
 	k.observe("stopped_after_seconds", seconds(after))
-	k.require(after >= 0, "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
+	// A time with whole-second resolution may read up to that much early.
+	k.require(after >= 0 || after > -exit.resolution, "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
 	k.require(after <= s.Within, "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
 
-	if stopped.ExitCode != nil {
-		k.observe("exit_code", *stopped.ExitCode)
+	if exit.code != nil {
+		k.observe("exit_code", *exit.code)
 	} else {
 		k.observe("exit_code", nil)
 	}
+	k.observe("exit_code_source", exit.source)
+	if len(exit.bySource) > 1 {
+		k.observe("exit_code_by_source", exit.bySource)
+	}
+	k.require(exit.agree, "the sources disagree on the exit code: %v", exit.bySource)
 	sigterm := stopped.Log != nil && stopped.Log.Signal == "SIGTERM"
 	if stopped.Log != nil {
 		k.observe("sigterm_logged", sigterm)
@@ -264,7 +275,7 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	} else {
 		k.observe("sigterm_logged", "unknown: no container log was readable")
 	}
-	k.observe("how", howStopped(stopped, sigterm))
+	k.observe("how", howStopped(exit.code, sigterm))
 
 	gone, deleted := rec.Deleted(s.Pod)
 	if deleted {
@@ -279,11 +290,84 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 			k.require(!deleted || terminal.ObservedAt.Before(gone.ObservedAt), "phase %s was only reported with the deletion", terminal.Phase)
 		}
 	}
+	if stopped.State == evidence.ContainerNotFound && (!deleted || gone.ObservedAt.After(stopped.ObservedAt)) {
+		// Worth recording: the kubelet removes an exited container while a
+		// finalizer still holds the API object.
+		k.observe("container_removed_while_object_exists", true)
+	}
 	if s.WantSIGTERM {
 		k.require(sigterm, "the container's log shows no SIGTERM")
-		k.require(stopped.ExitCode != nil && *stopped.ExitCode == 0, "exit code is %v, want 0 (the workload exits 0 on SIGTERM)", exitString(stopped.ExitCode))
+		k.require(exit.code != nil && *exit.code == 0, "exit code is %v, want 0 (the workload exits 0 on SIGTERM)", exitString(exit.code))
 	}
 	return k.done()
+}
+
+// exitEvidence is how a container ended, as the record's sources tell it.
+type exitEvidence struct {
+	code       *int32
+	source     string // the source that decided code
+	finishedAt *time.Time
+	finishedBy string
+	resolution time.Duration // of finishedAt, when coarser than the clock's
+	bySource   map[string]int32
+	agree      bool
+	cites      []string
+}
+
+// exitOf reads the container's exit from three sources, most direct first:
+// crictl inspect; the kubelet's terminated state in the pod's watch events
+// (the runtime may remove an exited container before crictl looks, while a
+// finalizer keeps the object); the workload's own exit line in its log (the
+// followed copy survives the container). The first that knows decides; all
+// that know must agree. The time of the stop comes from crictl, else the
+// workload's exit line, else the kubelet's finishedAt (whole seconds: the
+// API's time format drops the fraction).
+func exitOf(rec *evidence.Record, pod, id string, from time.Time, stopped *evidence.ContainerObservation) exitEvidence {
+	x := exitEvidence{bySource: map[string]int32{}, agree: true, source: "none: crictl no longer knew the container, the watch carried no terminated state and the log no exit line"}
+	decide := func(source, key string, code int32) {
+		x.bySource[key] = code
+		if x.code == nil {
+			x.code, x.source = &code, source
+		} else if *x.code != code {
+			x.agree = false
+		}
+	}
+	if stopped.ExitCode != nil {
+		decide("crictl inspect", "crictl", *stopped.ExitCode)
+		if stopped.FinishedAt != nil {
+			x.finishedAt, x.finishedBy = stopped.FinishedAt, "crictl inspect finishedAt"
+		}
+	}
+	if l := stopped.Log; l != nil && l.ExitAt != nil && x.finishedAt == nil {
+		x.finishedAt, x.finishedBy = l.ExitAt, "the workload's exit line (crictl no longer knew the container)"
+	}
+	if e, c, ok := kubeletTerminated(rec, pod, id, from); ok {
+		decide(fmt.Sprintf("kubelet: terminated state in the pod's %s event rv=%s", e.Type, e.ResourceVersion), "kubelet", *c.ExitCode)
+		x.cites = append(x.cites, eventsFile)
+		if x.finishedAt == nil && c.FinishedAt != nil {
+			x.finishedAt, x.finishedBy, x.resolution = c.FinishedAt, "kubelet-reported terminated.finishedAt (crictl no longer knew the container)", time.Second
+		}
+	}
+	if l := stopped.Log; l != nil && l.ExitCodeLogged != nil {
+		decide("the workload's exit line in "+stopped.LogsPath, "workload log", int32(*l.ExitCodeLogged))
+	}
+	return x
+}
+
+// kubeletTerminated finds the first watch event at or after from in which the
+// kubelet reports container id terminated with an exit code.
+func kubeletTerminated(rec *evidence.Record, pod, id string, from time.Time) (evidence.PodEvent, evidence.ContainerState, bool) {
+	var found evidence.ContainerState
+	e, ok := rec.FirstEvent(pod, from, func(e evidence.PodEvent) bool {
+		for _, c := range e.Containers {
+			if c.ContainerID == id && c.State == "terminated" && c.ExitCode != nil {
+				found = c
+				return true
+			}
+		}
+		return false
+	})
+	return e, found, ok
 }
 
 // targetOf is the target of the first action of the kind: the pod itself, or
@@ -307,20 +391,20 @@ func exitString(p *int32) string {
 	return fmt.Sprint(*p)
 }
 
-func howStopped(o *evidence.ContainerObservation, sigterm bool) string {
+func howStopped(code *int32, sigterm bool) string {
 	switch {
-	case o.ExitCode == nil:
-		return "unknown: the runtime had already removed the container"
-	case *o.ExitCode == 0 && sigterm:
+	case code == nil:
+		return "unknown: no source recorded an exit code"
+	case *code == 0 && sigterm:
 		return "graceful: SIGTERM logged, exit code 0"
-	case *o.ExitCode == 137 && sigterm:
+	case *code == 137 && sigterm:
 		return "killed after SIGTERM: exit code 137 (SIGKILL)"
-	case *o.ExitCode == 137:
+	case *code == 137:
 		return "killed: exit code 137 (SIGKILL), no SIGTERM logged"
 	case sigterm:
-		return fmt.Sprintf("SIGTERM logged, exit code %d", *o.ExitCode)
+		return fmt.Sprintf("SIGTERM logged, exit code %d", *code)
 	default:
-		return fmt.Sprintf("exit code %d, no SIGTERM logged", *o.ExitCode)
+		return fmt.Sprintf("exit code %d, no SIGTERM logged", *code)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/capfilter"
+	"github.com/termlab/termlab/internal/ownbuild"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -159,11 +160,8 @@ func InstallWrapper(ctx context.Context, repoRoot string) error {
 			return fmt.Errorf("installing the runtime wrapper from %s: %w", prebuilt, err)
 		}
 	} else {
-		build := exec.CommandContext(ctx, "go", "build", "-o", WrapperPath, "./cmd/termlab-runc")
-		build.Dir = repoRoot
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the runtime wrapper (go build ./cmd/termlab-runc): %w\n%s", err, out)
+		if err := ownbuild.Build(ctx, repoRoot, "./cmd/termlab-runc", WrapperPath, ownbuild.Target{}); err != nil {
+			return fmt.Errorf("building the runtime wrapper: %w", err)
 		}
 	}
 	cfg := map[string]any{}

@@ -129,6 +129,8 @@ func SummariseLog(raw []byte) *LogSummary {
 		s.ExitLogged = true
 		code := l.Exit.Code
 		s.ExitCodeLogged = &code
+		t := l.Exit.Time.UTC()
+		s.ExitAt = &t
 	}
 	return s
 }

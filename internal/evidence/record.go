@@ -210,6 +210,7 @@ type LogSummary struct {
 	SignalAt       *time.Time `json:"signal_at,omitempty"`
 	ExitLogged     bool       `json:"exit_logged"`
 	ExitCodeLogged *int       `json:"exit_code_logged,omitempty"`
+	ExitAt         *time.Time `json:"exit_at,omitempty"` // the workload's own time of its exit line
 }
 
 // Note is something the record must say that is not an observation, e.g.

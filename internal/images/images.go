@@ -7,7 +7,6 @@ package images
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/gobuild"
 	"github.com/termlab/termlab/internal/nodeimage"
+	"github.com/termlab/termlab/internal/ownbuild"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -212,13 +212,7 @@ func buildOwnImage(ctx context.Context, root, name, ref, target string) error {
 
 // goBuildOwn builds ./cmd/<name> as a static, reproducible binary.
 func goBuildOwn(ctx context.Context, root, name, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "./cmd/"+name)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building ./cmd/%s: %w\n%s", name, err, b)
-	}
-	return nil
+	return ownbuild.Build(ctx, root, "./cmd/"+name, out, ownbuild.Target{})
 }
 
 func moduleDir(ctx context.Context, root, module string) (string, error) {

@@ -1,33 +1,25 @@
 // Package testbin builds the package under test as the images get it
-// (CGO_ENABLED=0) and checks the result is a static executable, for tests that
-// run our programs for real.
+// (internal/ownbuild) and checks the result is a static executable, for tests
+// that run our programs for real.
 package testbin
 
 import (
-	"context"
 	"debug/elf"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/termlab/termlab/internal/ownbuild"
 )
 
 // BuildStatic builds the package in the test's working directory into a temp
-// file named name and fails the test if it is dynamically linked.
-func BuildStatic(t *testing.T, name string, timeout time.Duration) string {
+// file named name and fails the test if it is dynamically linked. It has no
+// timer of its own: the build shares the images' cache entry, and a cold
+// machine may take minutes, so only go test's -timeout bounds it.
+func BuildStatic(t *testing.T, name string) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go not on PATH")
-	}
 	bin := filepath.Join(t.TempDir(), name)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := ownbuild.Build(t.Context(), ".", ".", bin, ownbuild.Target{}); err != nil {
+		t.Fatal(err)
 	}
 	f, err := elf.Open(bin)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/dockerhost"
+	"github.com/termlab/termlab/internal/ownbuild"
 
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 
@@ -285,11 +286,8 @@ func saveImage(ctx context.Context, path, ref string) error {
 // buildWrapper builds cmd/termlab-runc statically for the engine's platform.
 func buildWrapper(ctx context.Context, root, out, platform string) error {
 	goos, goarch, _ := strings.Cut(platform, "/")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/termlab-runc")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the runtime wrapper (go build ./cmd/termlab-runc): %w\n%s", err, b)
+	if err := ownbuild.Build(ctx, root, "./cmd/termlab-runc", out, ownbuild.Target{GOOS: goos, GOARCH: goarch}); err != nil {
+		return fmt.Errorf("building the runtime wrapper: %w", err)
 	}
 	return nil
 }

@@ -76,9 +76,34 @@ func TestContradictingRecordsFail(t *testing.T) {
 					if o.State == evidence.ContainerExited {
 						rec.Containers[i].ExitCode = &code
 						rec.Containers[i].Log.Signal = ""
+						rec.Containers[i].Log.ExitCodeLogged = nil
+					}
+				}
+				setKubeletExitCode(rec, "held", &code)
+			},
+			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "crictl found the container removed, and the kubelet reported exit code 137",
+			mutate: func(rec *evidence.Record) {
+				removeExited(rec, "held")
+				setKubeletExitCode(rec, "held", ptr(int32(137)))
+			},
+			// The log still says exit 0: the sources disagree, and neither stop claim may pass on that.
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "crictl found the container removed, and no other source knows the exit code",
+			mutate: func(rec *evidence.Record) {
+				removeExited(rec, "held")
+				setKubeletExitCode(rec, "held", nil)
+				for i, o := range rec.Containers {
+					if o.Pod == "held" && o.Log != nil {
+						rec.Containers[i].Log.ExitCodeLogged, rec.Containers[i].Log.ExitLogged = nil, false
 					}
 				}
 			},
+			// The container is gone, so it stopped; how is unknown, so a graceful stop is not shown.
 			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
@@ -120,6 +145,58 @@ func TestContradictingRecordsFail(t *testing.T) {
 			tc.mutate(rec)
 			labtest.OnlyFail(t, Claims(rec), tc.fails...)
 		})
+	}
+}
+
+// removeExited turns crictl's view of the pod's exited container into the
+// runtime's "not found": the kubelet removed it before termlab looked, as it
+// does when a finalizer keeps the object (seen in CI on a busy machine).
+func removeExited(rec *evidence.Record, pod string) {
+	for i, o := range rec.Containers {
+		if o.Pod == pod && o.State == evidence.ContainerExited {
+			rec.Containers[i].State, rec.Containers[i].ExitCode, rec.Containers[i].FinishedAt = evidence.ContainerNotFound, nil, nil
+		}
+	}
+}
+
+// setKubeletExitCode rewrites the exit code in every terminated state the
+// kubelet reported for the pod (nil: none reported).
+func setKubeletExitCode(rec *evidence.Record, pod string, code *int32) {
+	for i, e := range rec.PodEvents {
+		if e.Name != pod {
+			continue
+		}
+		cs := append([]evidence.ContainerState(nil), e.Containers...)
+		for j := range cs {
+			if cs[j].State == "terminated" {
+				cs[j].ExitCode = code
+			}
+		}
+		rec.PodEvents[i].Containers = cs
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The kubelet may remove the exited container before crictl looks while the
+// finalizer keeps the object: the stop claims then decide from the kubelet's
+// terminated state in the watch record and say so.
+func TestContainerAlreadyRemovedByRuntime(t *testing.T) {
+	rec := load(t)
+	removeExited(rec, "held")
+	cs := Claims(rec)
+	labtest.AllPass(t, cs, 8)
+	for _, id := range []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"} {
+		c := labtest.ByID(cs)[id]
+		if src, _ := c.Observed["exit_code_source"].(string); !strings.HasPrefix(src, "kubelet:") {
+			t.Errorf("%s: exit_code_source = %q, want the kubelet's terminated state", id, src)
+		}
+		if c.Observed["crictl_state"] != evidence.ContainerNotFound || c.Observed["container_removed_while_object_exists"] != true {
+			t.Errorf("%s: observed %v, want crictl NOT_FOUND and the removal recorded", id, c.Observed)
+		}
+		if m, _ := c.Observed["measured_by"].(string); !strings.HasPrefix(m, "kubelet-reported") {
+			t.Errorf("%s: measured_by = %q, want the kubelet's finishedAt", id, m)
+		}
 	}
 }
 

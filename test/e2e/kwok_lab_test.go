@@ -55,16 +55,15 @@ func TestKwokLab(t *testing.T) {
 	}
 }
 
-// checkKwokSteps: the scenarios ran side by side, so the steps are short.
+// checkKwokSteps: the steps were recorded; how long they took is a figure
+// (side by side they take about ten seconds), not a pass/fail bound.
 func checkKwokSteps(t *testing.T, s *report.Summary) {
 	t.Helper()
 	if len(s.Steps) == 0 {
 		t.Fatal("no steps recorded")
 	}
 	first, last := s.Steps[0].StartedAt, s.Steps[len(s.Steps)-1].FinishedAt
-	if took := last.Sub(first); took > 90*time.Second {
-		t.Errorf("the steps took %s; side by side they take well under a minute", took.Round(100*time.Millisecond))
-	}
+	t.Logf("lab:kwok steps took %s", last.Sub(first).Round(100*time.Millisecond))
 }
 
 // checkKwokSummary: summary.json says which stage set played each fake pod.
