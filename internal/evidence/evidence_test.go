@@ -1,17 +1,11 @@
 package evidence
 
 import (
-	"context"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 )
 
 func testPod() *corev1.Pod {
@@ -46,17 +40,6 @@ func TestStateOf(t *testing.T) {
 	}
 }
 
-func TestKubectlYAML(t *testing.T) {
-	b, err := KubectlYAML(testPod())
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := string(b)
-	if !strings.HasPrefix(y, "apiVersion: v1\nkind: Pod\nmetadata:\n") || strings.Contains(y, "managedFields") {
-		t.Fatalf("not kubectl-like:\n%s", y)
-	}
-}
-
 func TestParseInspect(t *testing.T) {
 	raw := []byte(`{"status":{"id":"abc","metadata":{"attempt":0,"name":"heartbeat"},"state":"CONTAINER_EXITED","createdAt":"2026-12-02T10:00:00.1Z","startedAt":"2026-12-02T10:00:00.2Z","finishedAt":"2026-12-02T10:00:31.5Z","exitCode":137,"reason":"Error"},"info":{"pid":0}}`)
 	in, err := ParseInspect(raw)
@@ -79,17 +62,6 @@ func TestParseInspect(t *testing.T) {
 	}
 }
 
-func TestFromInspectNotFound(t *testing.T) {
-	o := fromInspect(nodeOutput{err: errors.New("exit status 1"), stderr: []byte(`E1202 getting the status of the container "abc": rpc error: code = NotFound desc = an error occurred when try to find container "abc": not found`)}, "abc")
-	if o.State != ContainerNotFound {
-		t.Fatalf("%+v", o)
-	}
-	o = fromInspect(nodeOutput{err: errors.New("docker exec: no such container")}, "abc")
-	if o.State != "" || o.Error == "" {
-		t.Fatalf("an exec failure must not read as a state: %+v", o)
-	}
-}
-
 func TestSummariseLog(t *testing.T) {
 	raw := "start pid=1 interval=1s term_delay=0s time=2026-12-02T10:00:00Z\n" +
 		"heartbeat seq=1 time=2026-12-02T10:00:01Z\nheartbeat seq=2 time=2026-12-02T10:00:02Z\n" +
@@ -97,101 +69,5 @@ func TestSummariseLog(t *testing.T) {
 	s := SummariseLog([]byte(raw))
 	if s == nil || !s.Started || s.LastSeq != 2 || s.Signal != "SIGTERM" || !s.ExitLogged || *s.ExitCodeLogged != 0 {
 		t.Fatalf("%+v", s)
-	}
-}
-
-// newTestRecorder is a Recorder without watches, fed through handle() as the watch would feed it.
-func newTestRecorder(t *testing.T) *Recorder {
-	dir := t.TempDir()
-	r := &Recorder{cfg: Config{Dir: dir, Nodes: []string{"w2"}}, changed: make(chan struct{}), files: map[string]*os.File{}, step: -1, seq: map[string]int{}}
-	for _, name := range []string{EventsFile, KubeEventsFile, NodesFile, ActionsFile} {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.files[name] = f
-	}
-	return r
-}
-
-func TestWaitPodWakesOnTheEventAndRecordsInOrder(t *testing.T) {
-	r := newTestRecorder(t)
-	p := testPod()
-	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = nil, nil
-	r.handle("pods", watch.Event{Type: watch.Added, Object: p.DeepCopy()})
-
-	got := make(chan PodEvent, 1)
-	go func() {
-		e, err := r.WaitPod(context.Background(), "held", "be deleted", func(e PodEvent) bool { return e.Type == "DELETED" })
-		if err != nil {
-			t.Error(err)
-		}
-		got <- e
-	}()
-	p.ResourceVersion = "43"
-	r.handle("pods", watch.Event{Type: watch.Bookmark, Object: p.DeepCopy()})
-	r.handle("pods", watch.Event{Type: watch.Deleted, Object: p.DeepCopy()})
-	select {
-	case e := <-got:
-		if e.ResourceVersion != "43" {
-			t.Fatalf("woke on %+v", e)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("WaitPod did not wake on the DELETED event")
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	_, err := r.WaitPod(ctx, "held", "turn purple", func(PodEvent) bool { return false })
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "last seen: DELETED rv=43") {
-		t.Fatalf("timeout error %v", err)
-	}
-
-	// Node events: only changes of the Ready condition of the watched nodes are kept.
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w2"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	r.handle("nodes", watch.Event{Type: watch.Modified, Object: node.DeepCopy()})
-	r.handle("nodes", watch.Event{Type: watch.Modified, Object: node.DeepCopy()})
-	other := node.DeepCopy()
-	other.Name = "w1"
-	r.handle("nodes", watch.Event{Type: watch.Modified, Object: other})
-	node.Status.Conditions[0].Status = corev1.ConditionUnknown
-	r.handle("nodes", watch.Event{Type: watch.Modified, Object: node.DeepCopy()})
-
-	if err := r.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := Load(r.cfg.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.PodEvents) != 2 || rec.PodEvents[0].Type != "ADDED" || rec.PodEvents[1].Type != "DELETED" || len(rec.PodEvents[1].Object) == 0 {
-		t.Fatalf("events.jsonl: %+v", rec.PodEvents)
-	}
-	if len(rec.NodeEvents) != 2 || rec.NodeEvents[1].Ready != "Unknown" {
-		t.Fatalf("nodes.jsonl: %+v", rec.NodeEvents)
-	}
-}
-
-func TestStepFoldersAndActions(t *testing.T) {
-	r := newTestRecorder(t)
-	end := r.BeginStep("Force delete held!")
-	err := r.Act("force-delete", "held", map[string]any{"gracePeriodSeconds": 0}, "kubectl delete --force", func() error { return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.mu.Lock()
-	dir := r.stepDirLocked()
-	p1, p2 := r.uniquePathLocked(dir, "held", ".yaml"), r.uniquePathLocked(dir, "held", ".yaml")
-	r.mu.Unlock()
-	end(nil)
-	if dir != "steps/01-force-delete-held" || p1 != dir+"/held.yaml" || p2 != dir+"/held-2.yaml" {
-		t.Fatalf("paths %s %s %s", dir, p1, p2)
-	}
-	rec := r.Record()
-	if len(rec.Actions) != 1 || rec.Actions[0].Step != "Force delete held!" || string(rec.Actions[0].Request) != `{"gracePeriodSeconds":0}` || !rec.Actions[0].Succeeded() {
-		t.Fatalf("actions %+v", rec.Actions)
-	}
-	if rec.Steps[0].FinishedAt.IsZero() {
-		t.Fatal("step not ended")
 	}
 }

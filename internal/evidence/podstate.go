@@ -31,6 +31,21 @@ func StateOf(pod *corev1.Pod) PodState {
 	return s
 }
 
+// NodeEventOf extracts a node's Ready condition and taints, as observed at.
+func NodeEventOf(typ string, node *corev1.Node, at time.Time) NodeEvent {
+	n := NodeEvent{ObservedAt: at, Type: typ, ResourceVersion: node.ResourceVersion, Name: node.Name, Ready: "Unknown"}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			n.Ready, n.Reason, n.Message = string(c.Status), c.Reason, c.Message
+			n.LastTransitionTime = timePtr(&c.LastTransitionTime)
+		}
+	}
+	for _, t := range node.Spec.Taints {
+		n.Taints = append(n.Taints, t.Key+":"+string(t.Effect))
+	}
+	return n
+}
+
 func containerStateOf(cs corev1.ContainerStatus) ContainerState {
 	c := ContainerState{Name: cs.Name, ContainerID: TrimRuntimePrefix(cs.ContainerID)}
 	switch {

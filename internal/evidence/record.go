@@ -13,6 +13,15 @@ import (
 	"time"
 )
 
+// Files of a run folder, written by internal/recorder.
+const (
+	EventsFile     = "events.jsonl"      // watch events on the run's pods
+	KubeEventsFile = "kube-events.jsonl" // Kubernetes Events in the run's namespace
+	NodesFile      = "nodes.jsonl"       // Ready-condition changes of the real nodes
+	ActionsFile    = "actions.jsonl"     // requests and node commands the lab made
+	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes
+)
+
 // Record is everything a run observed, in the order it was observed.
 type Record struct {
 	Lab       string            `json:"lab"`

@@ -25,6 +25,7 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/internal/report"
 )
 
@@ -130,7 +131,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	if err := r.createNamespace(ctx); err != nil {
 		return nil, err
 	}
-	rec, err := evidence.Start(ctx, evidence.Config{
+	rec, err := recorder.Start(ctx, recorder.Config{
 		Client: env.Client, Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
 	})

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -73,7 +73,7 @@ func TestScanForCredentials(t *testing.T) {
 	}
 	// What evidence normally holds must not trip the check.
 	pod, _, _ := LoadManifest("held.yaml")
-	y, _ := evidence.KubectlYAML(pod)
+	y, _ := recorder.KubectlYAML(pod)
 	write("steps/01/held.yaml", string(y))
 	write("events.jsonl", `{"object":{"spec":{"serviceAccountName":"default","volumes":[{"projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}]}}]}}}`+"\n")
 	write("steps/01/held-crictl-logs.txt", "heartbeat seq=1 time=2026-12-02T10:00:01Z\n")

@@ -24,6 +24,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -35,7 +36,7 @@ type Run struct {
 	Namespace string
 	Dir       string
 	Env       *cluster.Env
-	Rec       *evidence.Recorder
+	Rec       *recorder.Recorder
 	Log       *progress.Logger
 
 	opts Options

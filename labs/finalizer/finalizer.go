@@ -17,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/internal/report"
 )
 
@@ -53,7 +54,7 @@ type target struct {
 	pod      string
 	manifest string
 	place    lab.Placement
-	node     evidence.Node // nil on a fake node: no crictl there
+	node     recorder.Node // nil on a fake node: no crictl there
 }
 
 func steps(ctx context.Context, r *lab.Run) error {

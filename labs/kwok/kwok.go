@@ -33,6 +33,7 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/internal/report"
 )
 
@@ -107,7 +108,7 @@ type pod struct {
 	name     string
 	scenario Scenario
 	target   string
-	node     evidence.Node // the real worker; nil on a fake node
+	node     recorder.Node // the real worker; nil on a fake node
 }
 
 func (p pod) fake() bool { return p.node == nil }

@@ -1,4 +1,4 @@
-package evidence
+package recorder
 
 import (
 	"context"
@@ -10,26 +10,28 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
-// Snapshot reads the pod now and saves it in the current step's folder as
+// evidence.Snapshot reads the pod now and saves it in the current step's folder as
 // the YAML `kubectl get pod -o yaml` shows (apiVersion and kind set,
 // managedFields left out). A pod that is gone is recorded as not found; that
 // is evidence too.
-func (r *Recorder) Snapshot(ctx context.Context, pod string) (Snapshot, error) {
+func (r *Recorder) Snapshot(ctx context.Context, pod string) (evidence.Snapshot, error) {
 	got, err := r.cfg.Client.CoreV1().Pods(r.cfg.Namespace).Get(ctx, pod, metav1.GetOptions{})
 	at := now()
 	if err != nil && !apierrors.IsNotFound(err) {
-		return Snapshot{}, fmt.Errorf("reading pod %s for a snapshot: %w", pod, err)
+		return evidence.Snapshot{}, fmt.Errorf("reading pod %s for a snapshot: %w", pod, err)
 	}
 	var content []byte
-	snap := Snapshot{Pod: pod, At: at, Found: err == nil}
+	snap := evidence.Snapshot{Pod: pod, At: at, Found: err == nil}
 	if snap.Found {
 		content, err = KubectlYAML(got)
 		if err != nil {
-			return Snapshot{}, err
+			return evidence.Snapshot{}, err
 		}
-		st := StateOf(got)
+		st := evidence.StateOf(got)
 		snap.State = &st
 	} else {
 		content = []byte(fmt.Sprintf("# GET pods/%s in namespace %s at %s: NotFound\n", pod, r.cfg.Namespace, at.Format("2006-01-02T15:04:05.000000000Z07:00")))
@@ -39,7 +41,7 @@ func (r *Recorder) Snapshot(ctx context.Context, pod string) (Snapshot, error) {
 	snap.Step = r.currentStepLocked()
 	snap.Path = r.uniquePathLocked(r.stepDirLocked(), pod, ".yaml")
 	if err := r.writeFileLocked(snap.Path, content); err != nil {
-		return Snapshot{}, err
+		return evidence.Snapshot{}, err
 	}
 	r.rec.Snapshots = append(r.rec.Snapshots, snap)
 	return snap, nil

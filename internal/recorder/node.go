@@ -1,9 +1,8 @@
-package evidence
+package recorder
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/exec"
 
-	"github.com/termlab/termlab/internal/workloadlog"
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // Node is where node evidence comes from: kind's nodes.Node satisfies it.
@@ -43,102 +42,16 @@ func run(ctx context.Context, node Node, name string, args ...string) nodeOutput
 	return out
 }
 
-// Inspect is the part of `crictl inspect` output the record keeps.
-type Inspect struct {
-	ID         string
-	State      string
-	ExitCode   int32
-	Reason     string
-	StartedAt  *time.Time
-	FinishedAt *time.Time
-	PID        int
-}
-
-// ParseInspect reads `crictl inspect <id>` JSON (one object, or an array of one).
-func ParseInspect(raw []byte) (Inspect, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '[' {
-		var list []json.RawMessage
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return Inspect{}, fmt.Errorf("parsing crictl inspect output: %w", err)
-		}
-		if len(list) != 1 {
-			return Inspect{}, fmt.Errorf("crictl inspect returned %d containers, want 1", len(list))
-		}
-		raw = list[0]
-	}
-	var doc struct {
-		Status struct {
-			ID         string `json:"id"`
-			State      string `json:"state"`
-			StartedAt  string `json:"startedAt"`
-			FinishedAt string `json:"finishedAt"`
-			ExitCode   int32  `json:"exitCode"`
-			Reason     string `json:"reason"`
-		} `json:"status"`
-		Info struct {
-			PID int `json:"pid"`
-		} `json:"info"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return Inspect{}, fmt.Errorf("parsing crictl inspect output: %w", err)
-	}
-	if doc.Status.ID == "" || doc.Status.State == "" {
-		return Inspect{}, errors.New("crictl inspect output has no status.id or status.state")
-	}
-	return Inspect{
-		ID: doc.Status.ID, State: doc.Status.State, ExitCode: doc.Status.ExitCode, Reason: doc.Status.Reason,
-		StartedAt: crictlTime(doc.Status.StartedAt), FinishedAt: crictlTime(doc.Status.FinishedAt), PID: doc.Info.PID,
-	}, nil
-}
-
-// crictlTime parses crictl's RFC 3339 times; crictl prints the zero time (year 1 or 1970) for "not yet".
-func crictlTime(s string) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil || t.Year() <= 1970 {
-		return nil
-	}
-	t = t.UTC()
-	return &t
-}
-
 // notFound reports whether crictl said the container does not exist.
 func notFound(o nodeOutput) bool {
 	s := strings.ToLower(string(o.stderr) + string(o.stdout))
 	return o.err != nil && (strings.Contains(s, "not found") || strings.Contains(s, "notfound") || strings.Contains(s, "does not exist"))
 }
 
-// SummariseLog parses the workload's log with internal/workloadlog.
-func SummariseLog(raw []byte) *LogSummary {
-	l, err := workloadlog.Parse(bytes.NewReader(raw))
-	if err != nil {
-		return nil
-	}
-	s := &LogSummary{Lines: bytes.Count(raw, []byte("\n")), Started: l.Start != nil, Heartbeats: len(l.Heartbeats)}
-	if hb, ok := l.LastHeartbeat(); ok {
-		s.LastSeq = hb.Seq
-		t := hb.Time.UTC()
-		s.LastBeatAt = &t
-	}
-	if sig, ok := l.TermSignal(); ok {
-		s.Signal = sig.Name
-		t := sig.Time.UTC()
-		s.SignalAt = &t
-	}
-	if l.Exit != nil {
-		s.ExitLogged = true
-		code := l.Exit.Code
-		s.ExitCodeLogged = &code
-		t := l.Exit.Time.UTC()
-		s.ExitAt = &t
-	}
-	return s
-}
-
 // ObserveContainer records what crictl on the node says about the container
 // now: `crictl inspect <id>`, `crictl ps -a -o json` for the run's namespace
 // and `crictl logs <id>`, each saved raw in the current step's folder.
-func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, containerID string) (ContainerObservation, error) {
+func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, containerID string) (evidence.ContainerObservation, error) {
 	return r.observe(ctx, node, pod, containerID, nil, nil, 0)
 }
 
@@ -146,7 +59,7 @@ func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, contain
 // for the parsed state (polling only to reach a state; the history is in the
 // watch), then records that observation with ps and logs. On ctx's end it
 // records the last probe and returns an error that says what was last seen.
-func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(ContainerObservation) bool) (ContainerObservation, error) {
+func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(evidence.ContainerObservation) bool) (evidence.ContainerObservation, error) {
 	var last nodeOutput
 	probes := 0
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
@@ -164,13 +77,13 @@ func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerI
 
 // WaitLog polls `crictl logs <id>` every interval until cond holds for the
 // parsed workload log, then records that observation with inspect and ps.
-func (r *Recorder) WaitLog(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(LogSummary) bool) (ContainerObservation, error) {
+func (r *Recorder) WaitLog(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(evidence.LogSummary) bool) (evidence.ContainerObservation, error) {
 	var last nodeOutput
 	probes := 0
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
 		probes++
 		last = crictlLogs(ctx, node, containerID)
-		s := SummariseLog(last.stdout)
+		s := evidence.SummariseLog(last.stdout)
 		return last.err == nil && s != nil && cond(*s), nil
 	})
 	obs, oerr := r.observe(context.WithoutCancel(ctx), node, pod, containerID, nil, &last, probes)
@@ -195,15 +108,15 @@ func crictlLogs(ctx context.Context, node Node, id string) nodeOutput {
 	return out
 }
 
-func fromInspect(o nodeOutput, id string) ContainerObservation {
-	obs := ContainerObservation{ContainerID: id, ObservedAt: o.at}
+func fromInspect(o nodeOutput, id string) evidence.ContainerObservation {
+	obs := evidence.ContainerObservation{ContainerID: id, ObservedAt: o.at}
 	switch {
 	case notFound(o):
-		obs.State = ContainerNotFound
+		obs.State = evidence.ContainerNotFound
 	case o.err != nil:
 		obs.Error = o.err.Error()
 	default:
-		in, err := ParseInspect(o.stdout)
+		in, err := evidence.ParseInspect(o.stdout)
 		if err != nil {
 			obs.Error = err.Error()
 			break
@@ -211,7 +124,7 @@ func fromInspect(o nodeOutput, id string) ContainerObservation {
 		// The ID is the one crictl reports, so a mismatch with the pod's status shows.
 		obs.ContainerID = in.ID
 		obs.State, obs.Reason, obs.StartedAt, obs.FinishedAt = in.State, in.Reason, in.StartedAt, in.FinishedAt
-		if in.State == ContainerExited {
+		if in.State == evidence.ContainerExited {
 			code := in.ExitCode
 			obs.ExitCode = &code
 		}
@@ -220,7 +133,7 @@ func fromInspect(o nodeOutput, id string) ContainerObservation {
 }
 
 // observe runs what was not given (inspect, logs) plus ps, saves all raw, and records the observation.
-func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspect, logs *nodeOutput, probes int) (ContainerObservation, error) {
+func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspect, logs *nodeOutput, probes int) (evidence.ContainerObservation, error) {
 	if inspect == nil || inspect.at.IsZero() {
 		o := run(ctx, node, "crictl", "inspect", id)
 		inspect = &o
@@ -235,7 +148,7 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if obs.State != ContainerNotFound && obs.Error == "" {
+	if obs.State != evidence.ContainerNotFound && obs.Error == "" {
 		r.followLogsLocked(node, pod, id)
 	}
 	// The container may be gone by the time crictl logs runs: then the
@@ -248,7 +161,7 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 		}
 	}
 	if logs.err == nil || len(logs.stdout) > 0 {
-		obs.Log = SummariseLog(logs.stdout)
+		obs.Log = evidence.SummariseLog(logs.stdout)
 	}
 	obs.Step = r.currentStepLocked()
 	dir := r.stepDirLocked()
@@ -286,7 +199,7 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 	return obs, nil
 }
 
-func describeObservation(o ContainerObservation) string {
+func describeObservation(o evidence.ContainerObservation) string {
 	s := o.State
 	if s == "" {
 		s = "unknown (" + o.Error + ")"

@@ -1,4 +1,4 @@
-package evidence
+package recorder
 
 import (
 	"context"
@@ -19,15 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-)
 
-// Files the recorder writes in the run folder.
-const (
-	EventsFile     = "events.jsonl"      // watch events on the run's pods
-	KubeEventsFile = "kube-events.jsonl" // Kubernetes Events in the run's namespace
-	NodesFile      = "nodes.jsonl"       // Ready-condition changes of the real nodes
-	ActionsFile    = "actions.jsonl"     // requests and node commands the lab made
-	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // Config says what to record and where.
@@ -51,7 +44,7 @@ type Recorder struct {
 	cfg Config
 
 	mu       sync.Mutex
-	rec      Record
+	rec      evidence.Record
 	changed  chan struct{} // closed and replaced whenever the record grows
 	files    map[string]*os.File
 	step     int // index of the current step in rec.Steps, -1 before the first
@@ -79,12 +72,12 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		files:   map[string]*os.File{},
 		step:    -1,
 		seq:     map[string]int{},
-		rec: Record{
+		rec: evidence.Record{
 			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
 			StartedAt: now(), Versions: cfg.Versions,
 		},
 	}
-	for _, name := range []string{EventsFile, KubeEventsFile, NodesFile, ActionsFile} {
+	for _, name := range []string{evidence.EventsFile, evidence.KubeEventsFile, evidence.NodesFile, evidence.ActionsFile} {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
 		if err != nil {
 			r.closeFiles()
@@ -204,16 +197,16 @@ func (r *Recorder) addPod(typ string, pod *corev1.Pod) {
 	if err != nil {
 		raw = nil
 	}
-	e := PodEvent{ObservedAt: now(), Type: typ, PodState: StateOf(pod), Object: raw}
+	e := evidence.PodEvent{ObservedAt: now(), Type: typ, PodState: evidence.StateOf(pod), Object: raw}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.PodEvents = append(r.rec.PodEvents, e)
-	r.appendLine(EventsFile, e)
+	r.appendLine(evidence.EventsFile, e)
 	r.broadcast()
 }
 
 func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event) {
-	k := KubeEvent{
+	k := evidence.KubeEvent{
 		ObservedAt: now(), Type: typ, ResourceVersion: ev.ResourceVersion,
 		Object: ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name,
 		Reason: ev.Reason, Message: ev.Message, Count: ev.Count,
@@ -225,7 +218,7 @@ func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.KubeEvents = append(r.rec.KubeEvents, k)
-	r.appendLine(KubeEventsFile, k)
+	r.appendLine(evidence.KubeEventsFile, k)
 	r.broadcast()
 }
 
@@ -234,20 +227,11 @@ func (r *Recorder) addNode(typ string, node *corev1.Node) {
 	if !contains(r.cfg.Nodes, node.Name) {
 		return
 	}
-	n := NodeEvent{ObservedAt: now(), Type: typ, ResourceVersion: node.ResourceVersion, Name: node.Name, Ready: "Unknown"}
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			n.Ready, n.Reason, n.Message = string(c.Status), c.Reason, c.Message
-			n.LastTransitionTime = timePtr(&c.LastTransitionTime)
-		}
-	}
-	for _, t := range node.Spec.Taints {
-		n.Taints = append(n.Taints, t.Key+":"+string(t.Effect))
-	}
+	n := evidence.NodeEventOf(typ, node, now())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if typ != "DELETED" {
-		var last *NodeEvent
+		var last *evidence.NodeEvent
 		for i := range r.rec.NodeEvents {
 			if r.rec.NodeEvents[i].Name == n.Name {
 				last = &r.rec.NodeEvents[i]
@@ -258,7 +242,7 @@ func (r *Recorder) addNode(typ string, node *corev1.Node) {
 		}
 	}
 	r.rec.NodeEvents = append(r.rec.NodeEvents, n)
-	r.appendLine(NodesFile, n)
+	r.appendLine(evidence.NodesFile, n)
 	r.broadcast()
 }
 
@@ -304,7 +288,7 @@ func (r *Recorder) Stop() error {
 	r.endStepLocked("")
 	r.rec.EndedAt = now()
 	err := r.writeErr
-	if werr := writeJSON(filepath.Join(r.cfg.Dir, RecordFile), r.rec); werr != nil && err == nil {
+	if werr := writeJSON(filepath.Join(r.cfg.Dir, evidence.RecordFile), r.rec); werr != nil && err == nil {
 		err = werr
 	}
 	r.closeFiles()
@@ -318,19 +302,19 @@ func (r *Recorder) closeFiles() {
 	}
 }
 
-// Record returns a copy of everything recorded so far.
-func (r *Recorder) Record() *Record {
+// evidence.Record returns a copy of everything recorded so far.
+func (r *Recorder) Record() *evidence.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.rec
-	c.Steps = append([]Step(nil), r.rec.Steps...)
-	c.Actions = append([]Action(nil), r.rec.Actions...)
-	c.PodEvents = append([]PodEvent(nil), r.rec.PodEvents...)
-	c.KubeEvents = append([]KubeEvent(nil), r.rec.KubeEvents...)
-	c.NodeEvents = append([]NodeEvent(nil), r.rec.NodeEvents...)
-	c.Snapshots = append([]Snapshot(nil), r.rec.Snapshots...)
-	c.Containers = append([]ContainerObservation(nil), r.rec.Containers...)
-	c.Notes = append([]Note(nil), r.rec.Notes...)
+	c.Steps = append([]evidence.Step(nil), r.rec.Steps...)
+	c.Actions = append([]evidence.Action(nil), r.rec.Actions...)
+	c.PodEvents = append([]evidence.PodEvent(nil), r.rec.PodEvents...)
+	c.KubeEvents = append([]evidence.KubeEvent(nil), r.rec.KubeEvents...)
+	c.NodeEvents = append([]evidence.NodeEvent(nil), r.rec.NodeEvents...)
+	c.Snapshots = append([]evidence.Snapshot(nil), r.rec.Snapshots...)
+	c.Containers = append([]evidence.ContainerObservation(nil), r.rec.Containers...)
+	c.Notes = append([]evidence.Note(nil), r.rec.Notes...)
 	return &c
 }
 
@@ -343,7 +327,7 @@ func (r *Recorder) BeginStep(name string) (end func(error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.endStepLocked("")
-	r.rec.Steps = append(r.rec.Steps, Step{Name: name, StartedAt: now()})
+	r.rec.Steps = append(r.rec.Steps, evidence.Step{Name: name, StartedAt: now()})
 	r.step = len(r.rec.Steps) - 1
 	idx := r.step
 	return func(err error) {
@@ -413,7 +397,7 @@ func (r *Recorder) uniquePathLocked(dir, base, ext string) string {
 func (r *Recorder) Notef(format string, args ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rec.Notes = append(r.rec.Notes, Note{At: now(), Step: r.currentStepLocked(), Text: fmt.Sprintf(format, args...)})
+	r.rec.Notes = append(r.rec.Notes, evidence.Note{At: now(), Step: r.currentStepLocked(), Text: fmt.Sprintf(format, args...)})
 }
 
 // Act performs do and records it as an action: request is the exact request
@@ -424,7 +408,7 @@ func (r *Recorder) Act(kind, target string, request any, equivalent string, do f
 		return fmt.Errorf("recording the %s request on %s: %w", kind, target, err)
 	}
 	r.mu.Lock()
-	a := Action{Step: r.currentStepLocked(), Kind: kind, Target: target, Request: raw, Equivalent: equivalent, StartedAt: now()}
+	a := evidence.Action{Step: r.currentStepLocked(), Kind: kind, Target: target, Request: raw, Equivalent: equivalent, StartedAt: now()}
 	r.mu.Unlock()
 	doErr := do()
 	a.FinishedAt = now()
@@ -433,7 +417,7 @@ func (r *Recorder) Act(kind, target string, request any, equivalent string, do f
 	}
 	r.mu.Lock()
 	r.rec.Actions = append(r.rec.Actions, a)
-	r.appendLine(ActionsFile, a)
+	r.appendLine(evidence.ActionsFile, a)
 	r.broadcast()
 	r.mu.Unlock()
 	return doErr
@@ -442,11 +426,11 @@ func (r *Recorder) Act(kind, target string, request any, equivalent string, do f
 // WaitPod blocks until a recorded event of the pod satisfies cond (events
 // recorded before the call count), or ctx ends. It waits on the watch, it
 // does not poll. On timeout the error says what was last seen.
-func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(PodEvent) bool) (PodEvent, error) {
+func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(evidence.PodEvent) bool) (evidence.PodEvent, error) {
 	checked := 0
 	for {
 		r.mu.Lock()
-		var last *PodEvent
+		var last *evidence.PodEvent
 		for i := range r.rec.PodEvents {
 			e := &r.rec.PodEvents[i]
 			if e.Name != pod {
@@ -463,20 +447,20 @@ func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(PodE
 		changed := r.changed
 		lastSeen := "no event of the pod"
 		if last != nil {
-			lastSeen = Describe(*last)
+			lastSeen = evidence.Describe(*last)
 		}
 		r.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return PodEvent{}, fmt.Errorf("waiting for pod %s to %s: %w (last seen: %s)", pod, what, context.Cause(ctx), lastSeen)
+			return evidence.PodEvent{}, fmt.Errorf("waiting for pod %s to %s: %w (last seen: %s)", pod, what, context.Cause(ctx), lastSeen)
 		}
 	}
 }
 
 // WaitNode blocks until a recorded Ready-condition change of the node
 // satisfies cond, or ctx ends.
-func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(NodeEvent) bool) (NodeEvent, error) {
+func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(evidence.NodeEvent) bool) (evidence.NodeEvent, error) {
 	for {
 		r.mu.Lock()
 		lastSeen := "nothing recorded"
@@ -495,38 +479,9 @@ func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(No
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return NodeEvent{}, fmt.Errorf("waiting for node %s to %s: %w (last seen: %s)", node, what, context.Cause(ctx), lastSeen)
+			return evidence.NodeEvent{}, fmt.Errorf("waiting for node %s to %s: %w (last seen: %s)", node, what, context.Cause(ctx), lastSeen)
 		}
 	}
-}
-
-// Describe is a one-line summary of a pod event for progress output and errors.
-func Describe(e PodEvent) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s rv=%s phase=%s", e.Type, e.ResourceVersion, orDash(e.Phase))
-	if e.DeletionTimestamp != nil {
-		fmt.Fprintf(&b, " deletionTimestamp=%s", e.DeletionTimestamp.Format(time.RFC3339))
-	}
-	if e.DeletionGracePeriodSeconds != nil {
-		fmt.Fprintf(&b, " deletionGracePeriodSeconds=%d", *e.DeletionGracePeriodSeconds)
-	}
-	if len(e.Finalizers) > 0 {
-		fmt.Fprintf(&b, " finalizers=%v", e.Finalizers)
-	}
-	for _, c := range e.Containers {
-		fmt.Fprintf(&b, " %s=%s", c.Name, orDash(c.State))
-		if c.ExitCode != nil {
-			fmt.Fprintf(&b, "(exit %d)", *c.ExitCode)
-		}
-	}
-	return b.String()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func writeJSON(path string, v any) error {
