@@ -218,6 +218,24 @@ func writeKubeconfig(p *kindcluster.Provider, o Options) error {
 	return os.WriteFile(o.KubeconfigPath, []byte(cfg), 0o600)
 }
 
+// ExistingNodes are the node containers of the named cluster (none when it
+// does not exist), for repairs that must happen before its health is judged.
+func ExistingNodes(log *progress.Logger, name string) ([]nodes.Node, error) {
+	p := provider(log)
+	names, err := p.List()
+	if err != nil {
+		return nil, fmt.Errorf("listing kind clusters: %w", err)
+	}
+	if !contains(names, name) {
+		return nil, nil
+	}
+	ns, err := p.ListNodes(name)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes of cluster %q: %w", name, err)
+	}
+	return ns, nil
+}
+
 // Connect attaches to the running cluster without creating anything.
 func Connect(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	o.defaults()

@@ -71,3 +71,36 @@ func TestSummariseLog(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+func TestGapsOverlapping(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	rec := &Record{Gaps: []WatchGap{
+		{Source: WatchPods, From: at(10), To: at(13), Why: "stream ended"},
+		{Source: WatchNodes, From: at(10), To: at(13), Why: "stream ended"},
+		{Source: WatchPods, From: at(50)}, // still open
+	}}
+	for _, tc := range []struct {
+		name     string
+		source   string
+		from, to time.Time
+		want     int
+	}{
+		{"window inside the gap", WatchPods, at(11), at(12), 1},
+		{"gap inside the window", WatchPods, at(5), at(20), 1},
+		{"window ends as the gap begins", WatchPods, at(0), at(10), 1},
+		{"window begins as the gap ends", WatchPods, at(13), at(20), 1},
+		{"window before the gap", WatchPods, at(0), at(9), 0},
+		{"window between the gaps", WatchPods, at(14), at(49), 0},
+		{"an open gap lasts to the end", WatchPods, at(90), at(95), 1},
+		{"an instant inside a gap", WatchPods, at(12), at(12), 1},
+		{"other source", WatchEvents, at(0), at(100), 0},
+		{"both pods gaps", WatchPods, at(0), at(100), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rec.GapsOverlapping(tc.source, tc.from, tc.to); len(got) != tc.want {
+				t.Fatalf("%d gaps (%+v), want %d", len(got), got, tc.want)
+			}
+		})
+	}
+}

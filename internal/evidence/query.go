@@ -70,6 +70,15 @@ func (r *Record) Latest(pod string, t time.Time) (PodEvent, bool) {
 	return last, found
 }
 
+// GapsOverlapping returns the gaps of the source's watch that share at least
+// an instant with the window [from, to], in the order they were recorded. An
+// open gap (zero To) lasts to the end of the record.
+func (r *Record) GapsOverlapping(source string, from, to time.Time) []WatchGap {
+	return where(r.Gaps, func(g WatchGap) bool {
+		return g.Source == source && !g.From.After(to) && (g.To.IsZero() || !g.To.Before(from))
+	})
+}
+
 // Pods returns the names of the pods seen in the record, in order of first appearance.
 func (r *Record) Pods() []string {
 	var out []string

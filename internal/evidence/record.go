@@ -19,7 +19,15 @@ const (
 	KubeEventsFile = "kube-events.jsonl" // Kubernetes Events in the run's namespace
 	NodesFile      = "nodes.jsonl"       // Ready-condition changes of the real nodes
 	ActionsFile    = "actions.jsonl"     // requests and node commands the lab made
-	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes
+	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes, watch gaps
+	WatchGapsFile  = "watch-gaps.jsonl"  // each time a watch was down, written when it is back (or the run ends)
+)
+
+// The recorder's watches, as WatchGap.Source names them.
+const (
+	WatchPods   = "pods"   // the run's pods: events.jsonl
+	WatchEvents = "events" // the namespace's Kubernetes Events: kube-events.jsonl
+	WatchNodes  = "nodes"  // the nodes: nodes.jsonl
 )
 
 // Record is everything a run observed, in the order it was observed.
@@ -39,6 +47,8 @@ type Record struct {
 	Snapshots  []Snapshot             `json:"snapshots"`
 	Containers []ContainerObservation `json:"container_observations"`
 	Notes      []Note                 `json:"notes"`
+	// Gaps are the times a watch was down: what happened then was seen late or not at all.
+	Gaps []WatchGap `json:"watch_gaps"`
 }
 
 // Step is a named stage of the experiment.
@@ -228,4 +238,19 @@ type Note struct {
 	At   time.Time `json:"at"`
 	Step string    `json:"step,omitempty"`
 	Text string    `json:"text"`
+}
+
+// WatchGap is a time when one of the recorder's watches was down. From is
+// when its stream ended or failed; To is when a new watch was established
+// from the last resourceVersion seen (changes in between then arrive late, at
+// To), or, when the server no longer had that resourceVersion, when a re-LIST
+// completed (changes in between may then be lost: Why says so, and the listed
+// state is recorded as LISTED events). A gap still open when the recorder
+// stopped ends at the record's EndedAt; in a record read while the run is on,
+// an open gap has a zero To.
+type WatchGap struct {
+	Source string    `json:"source"` // WatchPods, WatchEvents or WatchNodes
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Why    string    `json:"why"`
 }

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/termlab/termlab/internal/flock"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -309,7 +310,7 @@ func (b *Builder) Build(ctx context.Context, r Recipe, outDir string) (res Resul
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Result{}, fmt.Errorf("gobuild: %s: %w", r, err)
 	}
-	unlock, err := lockDir(ctx, dir+".lock", func() { log.Infof("%s: waiting for another build of it to finish", r) })
+	unlock, err := flock.Acquire(ctx, dir+".lock", func(string) { log.Infof("%s: waiting for another build of it to finish", r) })
 	if err != nil {
 		return Result{}, fmt.Errorf("gobuild: %s: locking %s: %w", r, dir, err)
 	}

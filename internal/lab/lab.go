@@ -27,6 +27,7 @@ import (
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/internal/report"
+	"github.com/termlab/termlab/internal/runlock"
 )
 
 // Labels on every object a run creates.
@@ -94,7 +95,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	release, err := AcquireRunLock(ctx, log, env.Name)
+	release, err := runlock.Acquire(ctx, log, env.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +114,16 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		log.Warnf("could not update %s/latest: %v", def.Name, err)
 	}
 	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
+	// On Ctrl-C or SIGTERM the kubelets come back at once, not after the
+	// steps unwind: mage exits five seconds after Ctrl-C.
+	stopRestoreOnInterrupt := context.AfterFunc(ctx, func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if _, err := r.restoreKubelets(rctx); err != nil {
+			log.Warnf("restoring kubelets after the interrupt: %v", err)
+		}
+	})
+	defer stopRestoreOnInterrupt()
 	started := time.Now().UTC()
 
 	var runErrs []string

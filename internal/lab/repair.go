@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 )
 
 // RepairLeftovers puts back what a killed earlier run may have left: a real
-// worker whose kubelet is not active (started again), pods labelled with a
+// worker whose kubelet is not active (started again, and any dead-man's
+// switch still armed disarmed: internal/kubelet.Restore), pods labelled with a
 // run id that still carry finalizers (finalizers removed), and namespaces of
 // earlier runs (deleted). Namespaces kept on purpose (Options.Keep) are left
 // alone. It returns one line per repair, for the user and the record.
@@ -32,23 +34,17 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		log.Warnf("repairing a leftover: %s", s)
 	}
 
-	for _, node := range env.Workers {
-		state, err := KubeletState(ctx, node)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	restored, err := kubelet.Restore(ctx, kubeletNodes(env))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, rep := range restored {
+		say("%s", rep.Text)
+		if rep.Started {
+			if err := WaitNodeReady(ctx, env, rep.Node, 90*time.Second); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		if state == "active" {
-			continue
-		}
-		if err := runOn(ctx, node, "systemctl", "start", "kubelet"); err != nil {
-			errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
-			continue
-		}
-		if err := WaitNodeReady(ctx, env, node.String(), 90*time.Second); err != nil {
-			errs = append(errs, err)
-		}
-		say("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)
 	}
 
 	core := env.Client.CoreV1()
@@ -118,4 +114,16 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		})
 	}
 	return repairs, errors.Join(errs...)
+}
+
+// kubeletNodes is every real node of the cluster, as internal/kubelet takes them.
+func kubeletNodes(env *cluster.Env) []kubelet.Node {
+	var out []kubelet.Node
+	if env.ControlPlane != nil {
+		out = append(out, env.ControlPlane)
+	}
+	for _, w := range env.Workers {
+		out = append(out, w)
+	}
+	return out
 }

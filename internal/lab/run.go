@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
@@ -42,6 +42,7 @@ type Run struct {
 	opts Options
 
 	mu                 sync.Mutex
+	restoring          sync.Mutex
 	stoppedKubelet     map[string]nodes.Node
 	restartedInCleanup []nodes.Node
 }
@@ -185,33 +186,36 @@ type rawJSON string
 func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 
 // StopKubelet stops only the kubelet on a real node (containerd keeps
-// running). From this call on, cleanup restarts it on every exit path.
-func (r *Run) StopKubelet(ctx context.Context, node nodes.Node) error {
+// running). It first arms the node's dead-man's switch (internal/kubelet):
+// the node starts its kubelet by itself restoreAfter from now if termlab
+// cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
+// on every exit path, first thing on an interrupt.
+func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter time.Duration) error {
 	r.mu.Lock()
 	if r.stoppedKubelet == nil {
 		r.stoppedKubelet = map[string]nodes.Node{}
 	}
 	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
 	r.mu.Unlock()
-	err := r.systemctl(ctx, "stop-kubelet", node, "stop")
+	cmds := kubelet.StopCommands(r.ID, restoreAfter)
+	err := r.Rec.Act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("stopping the kubelet on %s: %w", node, err)
 	}
-	state, err := KubeletState(ctx, node)
-	if err != nil {
-		return err
-	}
-	if state == "active" {
-		return fmt.Errorf("the kubelet on %s is still active after systemctl stop", node)
-	}
-	r.Infof("kubelet on %s is %s (containerd keeps running)", node, state)
+	r.Infof("kubelet on %s stopped (containerd keeps running); the node restarts it by itself in %s if termlab cannot", node, restoreAfter)
 	return nil
 }
 
-// StartKubelet starts the kubelet on the node again.
+// StartKubelet starts the kubelet on the node again and disarms its switch.
 func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
-	if err := r.systemctl(ctx, "start-kubelet", node, "start"); err != nil {
-		return err
+	cmds := kubelet.StartCommands(r.ID)
+	err := r.Rec.Act("start-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+		return kubelet.Start(ctx, node, r.ID)
+	})
+	if err != nil {
+		return fmt.Errorf("starting the kubelet on %s: %w", node, err)
 	}
 	r.mu.Lock()
 	delete(r.stoppedKubelet, node.String())
@@ -220,43 +224,31 @@ func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
 	return nil
 }
 
-func (r *Run) systemctl(ctx context.Context, kind string, node nodes.Node, verb string) error {
-	argv := []string{"systemctl", verb, "kubelet"}
-	err := r.Rec.Act(kind, node.String(), struct {
-		Node    string   `json:"node"`
-		Command []string `json:"command"`
-	}{node.String(), argv}, "docker exec "+node.String()+" "+strings.Join(argv, " "), func() error {
-		return runOn(ctx, node, argv...)
-	})
-	if err != nil {
-		return fmt.Errorf("%s the kubelet on %s: %w", verb, node, err)
-	}
-	return nil
+// nodeRequest is how commands on a node are recorded.
+type nodeRequest struct {
+	Node     string     `json:"node"`
+	Commands [][]string `json:"commands"`
 }
 
-// runOn runs a command on a node, keeping its output in the error.
-func runOn(ctx context.Context, node nodes.Node, argv ...string) error {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SetStdout(&out)
-	cmd.SetStderr(&out)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
+// dockerExec is what a person would type for the commands.
+func dockerExec(node nodes.Node, cmds [][]string) string {
+	var lines []string
+	for _, argv := range cmds {
+		lines = append(lines, "docker exec "+node.String()+" "+shellJoin(argv))
 	}
-	return nil
+	return strings.Join(lines, " && ")
 }
 
-// KubeletState is `systemctl is-active kubelet` on the node: active, inactive, failed, activating …
-func KubeletState(ctx context.Context, node nodes.Node) (string, error) {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, "systemctl", "is-active", "kubelet")
-	cmd.SetStdout(&out)
-	err := cmd.Run() // non-zero exit for every state but active
-	state := strings.TrimSpace(out.String())
-	if state == "" {
-		return "", fmt.Errorf("asking systemd on %s whether the kubelet runs: %v", node, err)
+// shellJoin quotes the arguments that a shell would split or expand.
+func shellJoin(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if strings.ContainsAny(a, " '\"$*") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
 	}
-	return state, nil
+	return strings.Join(out, " ")
 }
 
 // WaitNodeReady polls the node until its Ready condition is True (polling
@@ -275,6 +267,33 @@ func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout t
 	return nil
 }
 
+// restoreKubelets starts every kubelet the run stopped and has not started
+// again, and returns those nodes. It is the first thing cleanup does, and it
+// also runs the moment the run is interrupted (see Execute): mage exits five
+// seconds after Ctrl-C, whatever cleanup is still doing.
+func (r *Run) restoreKubelets(ctx context.Context) ([]nodes.Node, error) {
+	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
+	defer r.restoring.Unlock()
+	r.mu.Lock()
+	stopped := make([]nodes.Node, 0, len(r.stoppedKubelet))
+	for _, n := range r.stoppedKubelet {
+		stopped = append(stopped, n)
+	}
+	r.mu.Unlock()
+	sort.Slice(stopped, func(i, j int) bool { return stopped[i].String() < stopped[j].String() })
+	var errs []error
+	for _, n := range stopped {
+		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
+		if err := r.StartKubelet(ctx, n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.mu.Lock()
+	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
+	r.mu.Unlock()
+	return stopped, errors.Join(errs...)
+}
+
 // cleanup restarts every kubelet the run stopped, then (unless Keep) removes
 // the finalizers of the run's pods and deletes the namespace.
 func (r *Run) cleanup(ctx context.Context) error {
@@ -283,18 +302,8 @@ func (r *Run) cleanup(ctx context.Context) error {
 		end := r.Rec.BeginStep("cleanup")
 		defer end(nil)
 	}
-	r.mu.Lock()
-	stopped := make([]nodes.Node, 0, len(r.stoppedKubelet))
-	for _, n := range r.stoppedKubelet {
-		stopped = append(stopped, n)
-	}
-	r.mu.Unlock()
-	sort.Slice(stopped, func(i, j int) bool { return stopped[i].String() < stopped[j].String() })
-	for _, n := range stopped {
-		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
-		if err := r.StartKubelet(ctx, n); err != nil {
-			errs = append(errs, err)
-		}
+	if _, err := r.restoreKubelets(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if r.opts.Keep {
 		if err := r.markKept(ctx); err != nil {
@@ -318,9 +327,6 @@ func (r *Run) cleanup(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
-	r.mu.Lock()
-	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
-	r.mu.Unlock()
 	return errors.Join(errs...)
 }
 

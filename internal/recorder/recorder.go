@@ -13,12 +13,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/termlab/termlab/internal/evidence"
 )
@@ -44,6 +40,7 @@ type Recorder struct {
 	cfg Config
 
 	mu       sync.Mutex
+	gaps     map[string]*openGap // by watch source, while that watch is down
 	rec      evidence.Record
 	changed  chan struct{} // closed and replaced whenever the record grows
 	files    map[string]*os.File
@@ -72,12 +69,13 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		files:   map[string]*os.File{},
 		step:    -1,
 		seq:     map[string]int{},
+		gaps:    map[string]*openGap{},
 		rec: evidence.Record{
 			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
 			StartedAt: now(), Versions: cfg.Versions,
 		},
 	}
-	for _, name := range []string{evidence.EventsFile, evidence.KubeEventsFile, evidence.NodesFile, evidence.ActionsFile} {
+	for _, name := range recordedFiles {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
 		if err != nil {
 			r.closeFiles()
@@ -86,91 +84,41 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		r.files[name] = f
 	}
 
-	core := cfg.Client.CoreV1()
-	pods, err := core.Pods(cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: cfg.PodSelector})
-	if err != nil {
-		r.closeFiles()
-		return nil, fmt.Errorf("listing pods in %s to start the watch: %w", cfg.Namespace, err)
-	}
-	events, err := core.Events(cfg.Namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		r.closeFiles()
-		return nil, fmt.Errorf("listing events in %s to start the watch: %w", cfg.Namespace, err)
-	}
-	nodes, err := core.Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		r.closeFiles()
-		return nil, fmt.Errorf("listing nodes to start the watch: %w", err)
-	}
-	for i := range pods.Items {
-		r.addPod("LISTED", &pods.Items[i])
-	}
-	for i := range nodes.Items {
-		r.addNode("LISTED", &nodes.Items[i])
+	sources := r.sources()
+	versions := make([]string, len(sources))
+	for i, src := range sources {
+		items, rv, err := src.list(ctx)
+		if err != nil {
+			r.closeFiles()
+			return nil, fmt.Errorf("listing %s to start the watch: %w", src.what, err)
+		}
+		versions[i] = rv
+		// Events from before the run are not the run's: only their resourceVersion is kept.
+		if src.name == evidence.WatchEvents {
+			continue
+		}
+		for _, o := range items {
+			r.handle(src.name, watch.Event{Type: listed, Object: o})
+		}
 	}
 
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r.cancel = cancel
 	r.bg = watchCtx
-	watches := []struct {
-		what string
-		rv   string
-		w    cache.WatcherWithContext
-	}{
-		{"pods", pods.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = cfg.PodSelector
-			return core.Pods(cfg.Namespace).Watch(ctx, o)
-		})},
-		{"events", events.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return core.Events(cfg.Namespace).Watch(ctx, o)
-		})},
-		{"nodes", nodes.ResourceVersion, watcherFunc(func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return core.Nodes().Watch(ctx, o)
-		})},
-	}
-	for _, w := range watches {
-		rw, err := watchtools.NewRetryWatcherWithContext(watchCtx, w.rv, w.w)
-		if err != nil {
-			cancel()
-			r.wg.Wait()
-			r.closeFiles()
-			return nil, fmt.Errorf("starting the %s watch at resourceVersion %s: %w", w.what, w.rv, err)
-		}
+	for i, src := range sources {
 		r.wg.Add(1)
-		go r.consume(watchCtx, w.what, rw)
+		go r.watchLoop(watchCtx, src, versions[i])
 	}
 	return r, nil
 }
 
-type watcherFunc func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error)
+// recordedFiles are the JSONL files the recorder appends to as things happen.
+var recordedFiles = []string{evidence.EventsFile, evidence.KubeEventsFile, evidence.NodesFile, evidence.ActionsFile, evidence.WatchGapsFile}
 
-func (f watcherFunc) WatchWithContext(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-	return f(ctx, o)
-}
-
-func (r *Recorder) consume(ctx context.Context, what string, rw *watchtools.RetryWatcher) {
-	defer r.wg.Done()
-	defer rw.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-rw.ResultChan():
-			if !ok {
-				return
-			}
-			r.handle(what, ev)
-		}
-	}
-}
-
-// handle records one watch event.
+// handle records one watch event (or a LISTED object); the watch loop deals
+// with errors.
 func (r *Recorder) handle(what string, ev watch.Event) {
-	switch ev.Type {
-	case watch.Bookmark:
-		return
-	case watch.Error:
-		r.Notef("the %s watch reported an error: %v", what, errorOf(ev.Object))
+	if ev.Type == watch.Bookmark || ev.Type == watch.Error {
 		return
 	}
 	switch o := ev.Object.(type) {
@@ -181,13 +129,6 @@ func (r *Recorder) handle(what string, ev watch.Event) {
 	case *corev1.Node:
 		r.addNode(string(ev.Type), o)
 	}
-}
-
-func errorOf(o runtime.Object) string {
-	if s, ok := o.(*metav1.Status); ok {
-		return s.Message
-	}
-	return fmt.Sprintf("%v", o)
 }
 
 func (r *Recorder) addPod(typ string, pod *corev1.Pod) {
@@ -287,6 +228,7 @@ func (r *Recorder) Stop() error {
 	defer r.mu.Unlock()
 	r.endStepLocked("")
 	r.rec.EndedAt = now()
+	r.closeOpenGapsLocked()
 	err := r.writeErr
 	if werr := writeJSON(filepath.Join(r.cfg.Dir, evidence.RecordFile), r.rec); werr != nil && err == nil {
 		err = werr
@@ -315,6 +257,7 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Snapshots = append([]evidence.Snapshot(nil), r.rec.Snapshots...)
 	c.Containers = append([]evidence.ContainerObservation(nil), r.rec.Containers...)
 	c.Notes = append([]evidence.Note(nil), r.rec.Notes...)
+	c.Gaps = append(append([]evidence.WatchGap(nil), r.rec.Gaps...), r.openGapsLocked()...)
 	return &c
 }
 

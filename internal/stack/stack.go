@@ -14,8 +14,10 @@ import (
 	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/runlock"
 )
 
 // Options for Up; zero values mean the defaults.
@@ -79,6 +81,15 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 	}
 	co := ClusterOptions()
 	co.NodeImage, co.ImageRepository, co.Recreate = set.Node, set.ImageRepository, o.Recreate
+	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
+	// so a stopped kubelet is a leftover; a node that is NotReady only because
+	// of it must not get the whole cluster recreated.
+	release, err := runlock.Acquire(ctx, log, co.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	restoreKubelets(ctx, log, co.Name)
 	env, err := cluster.Up(ctx, log, co)
 	if err != nil {
 		return nil, err
@@ -119,4 +130,26 @@ func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
 		env.Versions.NodeImageFrom = images.FromOfficial
 	}
 	return env, describeKwok(ctx, env)
+}
+
+// restoreKubelets starts kubelets that an earlier run left stopped on the
+// existing cluster's nodes and disarms its leftover switches
+// (internal/kubelet.Restore). What it cannot reach (stopped node containers
+// after a reboot) is left to the health check, which recreates only then.
+func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
+	ns, err := cluster.ExistingNodes(log, name)
+	if err != nil || len(ns) == 0 {
+		return
+	}
+	var kn []kubelet.Node
+	for _, n := range ns {
+		kn = append(kn, n)
+	}
+	repairs, err := kubelet.Restore(ctx, kn)
+	for _, r := range repairs {
+		log.Warnf("repairing a leftover: %s", r.Text)
+	}
+	if err != nil {
+		log.Infof("could not check every kubelet before the health check (%v); the health check decides", err)
+	}
 }

@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/runlock"
 	"github.com/termlab/termlab/internal/stack"
 )
 
@@ -32,10 +32,10 @@ const nsGoneTimeout = 90 * time.Second
 
 // Reset returns the cluster to the state a session starts from, in seconds:
 //
-//  1. every real node's kubelet runs (a stopped one is started before the
-//     cluster is checked: a node that is only NotReady because a lab stopped
-//     its kubelet must not make cluster:up recreate the cluster);
-//  2. stack.Up: the cluster is reused when healthy, kwok and its fake nodes
+//  1. stack.Up: every real node's kubelet runs (a stopped one is started
+//     before the cluster is checked: a node that is only NotReady because a
+//     lab stopped its kubelet must not make it recreate the cluster);
+//     the cluster is reused when healthy, kwok and its fake nodes
 //     are ensured, the images are on the nodes; only a broken cluster
 //     (stopped node containers, half-created) is recreated;
 //  3. every run namespace is deleted, those a run kept on purpose
@@ -60,7 +60,7 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 
 	co := stack.ClusterOptions()
 	// The same lock as lab runs: a reset in the middle of a run would undo it.
-	release, err := lab.AcquireRunLock(ctx, log, co.Name)
+	release, err := runlock.Acquire(ctx, log, co.Name)
 	if err != nil {
 		return res, err
 	}
@@ -72,25 +72,6 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 			return res, err
 		}
 	}
-	nodes, err := p.ListNodes(co.Name)
-	if err == nil && len(nodes) > 0 {
-		workers, _ := nodeutils.SelectNodesByRole(nodes, "worker")
-		for _, n := range workers {
-			state, err := lab.KubeletState(ctx, n)
-			if err != nil {
-				log.Warnf("reset: %v (the node container may be stopped: cluster:up will deal with it)", err)
-				continue
-			}
-			if state == "active" {
-				continue
-			}
-			if err := n.CommandContext(ctx, "systemctl", "start", "kubelet").Run(); err != nil {
-				return res, fmt.Errorf("starting the kubelet on %s (it was %s): %w", n, state, err)
-			}
-			say("the kubelet on %s was %s: started it", n, state)
-		}
-	}
-
 	env, err := stack.Up(ctx, log, opts)
 	if err != nil {
 		return res, err

@@ -34,6 +34,12 @@ const (
 	logProbeInterval = 500 * time.Millisecond
 )
 
+// KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
+// stopped through the force delete, the heartbeat reads and the wait for
+// NotReady, so the node starts it by itself only after all three bounds plus
+// half a minute, which the normal path never reaches.
+const KubeletRestoreAfter = goneWithin + beatWithin + notReadyWithin + 30*time.Second
+
 // Definition is the lab.
 var Definition = lab.Definition{
 	Name:      "orphan",
@@ -64,7 +70,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 
 	if err := r.Step(ctx, fmt.Sprintf("stop only the kubelet on %s", worker), func(ctx context.Context) error {
-		return r.StopKubelet(ctx, worker)
+		return r.StopKubelet(ctx, worker, KubeletRestoreAfter)
 	}); err != nil {
 		return err
 	}

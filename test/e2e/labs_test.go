@@ -3,17 +3,13 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,118 +55,6 @@ func TestLabs(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestOrphanInterrupted stops lab:orphan with SIGINT (Ctrl-C) while the
-// kubelet is stopped: the run must restart the kubelet and clean up, and the
-// next run must pass. Then it kills a run with SIGKILL at the same moment (no
-// cleanup possible): the next run must repair the stopped kubelet, say so, and pass.
-func TestOrphanInterrupted(t *testing.T) {
-	env := connect(t)
-	worker := env.Workers[1]
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
-		t.Run(sig.String(), func(t *testing.T) {
-			dir := runChildUntilKubeletStopped(t, sig)
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-			defer cancel()
-			if sig == syscall.SIGINT {
-				state, err := lab.KubeletState(ctx, worker)
-				if err != nil || state != "active" {
-					t.Fatalf("after Ctrl-C the kubelet on %s is %q (%v), want active", worker, state, err)
-				}
-				s, err := report.ReadSummary(dir)
-				if err != nil {
-					t.Fatalf("the interrupted run wrote no summary: %v", err)
-				}
-				if s.Verdict != claims.Fail || len(s.Errors) == 0 || !strings.Contains(strings.Join(s.Errors, " "), "interrupted") {
-					t.Errorf("interrupted run: verdict %s, errors %v; want fail and an 'interrupted' error", s.Verdict, s.Errors)
-				}
-				if leaks, _ := lab.ScanForCredentials(dir); len(leaks) > 0 {
-					t.Errorf("credentials in the interrupted run folder: %v", leaks)
-				}
-				checkNamespaceGone(t, env.Client.CoreV1().Namespaces().Get, s.Namespace)
-			}
-			s, err := lab.Execute(ctx, env, orphan.Definition, lab.Options{})
-			if err != nil {
-				t.Fatalf("the run after the %s: %v", sig, err)
-			}
-			if !s.Passed() {
-				t.Fatalf("the run after the %s did not pass; see %s", sig, filepath.Join(s.Dir, report.MarkdownFile))
-			}
-			repairedKubelet := strings.Contains(strings.Join(s.Repairs, "\n"), "kubelet on "+worker.String())
-			if sig == syscall.SIGKILL && !repairedKubelet {
-				t.Errorf("after a SIGKILL the next run did not report repairing the kubelet; repairs: %q", s.Repairs)
-			}
-			if sig == syscall.SIGINT && repairedKubelet {
-				t.Errorf("after Ctrl-C the kubelet should already have been restarted by the run itself; repairs: %q", s.Repairs)
-			}
-			checkEvidence(t, s.Dir)
-		})
-	}
-}
-
-// TestChildLab is the child process of TestOrphanInterrupted.
-func TestChildLab(t *testing.T) {
-	if os.Getenv("TERMLAB_E2E_CHILD") != "orphan" {
-		t.Skip("only run as the child of TestOrphanInterrupted")
-	}
-	env := connect(t)
-	s, err := lab.Execute(context.Background(), env, orphan.Definition, lab.Options{})
-	if s != nil {
-		fmt.Fprintf(os.Stderr, "CHILD-RUN-DIR=%s\n", s.Dir)
-	}
-	if err != nil {
-		t.Logf("child run: %v", err)
-	}
-}
-
-// runChildUntilKubeletStopped starts lab:orphan in a child process, sends
-// sig once the kubelet is stopped, waits for the child and returns its run folder.
-func runChildUntilKubeletStopped(t *testing.T, sig syscall.Signal) string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChildLab$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "TERMLAB_E2E_CHILD=orphan")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout = os.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting the child lab: %v", err)
-	}
-	var runDir, idLine string
-	signalled := false
-	deadline := time.AfterFunc(5*time.Minute, func() { _ = cmd.Process.Kill() })
-	defer deadline.Stop()
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		line := sc.Text()
-		fmt.Fprintln(os.Stderr, "child: "+line)
-		if i := strings.Index(line, "results in "); i >= 0 && idLine == "" {
-			idLine = strings.TrimSpace(line[i+len("results in "):])
-		}
-		if strings.HasPrefix(line, "CHILD-RUN-DIR=") {
-			runDir = strings.TrimPrefix(line, "CHILD-RUN-DIR=")
-		}
-		if !signalled && strings.Contains(line, "kubelet on") && strings.Contains(line, "(containerd keeps running)") {
-			signalled = true
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatalf("sending %s to the child: %v", sig, err)
-			}
-		}
-	}
-	_, _ = io.Copy(io.Discard, stderr)
-	_ = cmd.Wait()
-	if !signalled {
-		t.Fatal("the child never reported the kubelet stopped")
-	}
-	if runDir == "" {
-		runDir = idLine
-	}
-	if runDir == "" {
-		t.Fatal("the child never said where its results are")
-	}
-	return runDir
 }
 
 // checkEvidence checks that a run folder is consistent and clean.

@@ -1,0 +1,184 @@
+// Package kubelet stops and starts the kubelet on a kind node, the one place
+// termlab injects that fault, and makes the restart survive termlab's own
+// death: before the kubelet is stopped, a transient systemd timer inside the
+// node (a dead-man's switch) is armed to start it again after a bound; the
+// normal path disarms it after starting the kubelet itself. So a SIGKILLed
+// termlab, a closed laptop or a lost terminal still leaves a running kubelet
+// behind, at most that bound later. Restore puts back what any earlier run
+// left: stopped kubelets, and switches still armed.
+package kubelet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/exec"
+)
+
+// Node is a kind node: kind's nodes.Node satisfies it (the one exec seam).
+type Node interface {
+	CommandContext(ctx context.Context, name string, args ...string) exec.Cmd
+	String() string
+}
+
+// unitPrefix names the switches' transient units: termlab-restore-kubelet-<run id>.
+const unitPrefix = "termlab-restore-kubelet-"
+
+// Unit is the name of run's dead-man's switch unit.
+func Unit(runID string) string { return unitPrefix + runID }
+
+// StopCommands are the commands Stop runs on the node, in order, as a person
+// would type them after `docker exec <node>`: arm the switch, stop the kubelet.
+func StopCommands(runID string, restoreAfter time.Duration) [][]string {
+	secs := int((restoreAfter + time.Second - 1) / time.Second)
+	return [][]string{
+		// AccuracySec: a timer's default accuracy is a minute, far too coarse here.
+		{"systemd-run", "--unit=" + Unit(runID), "--description=termlab: start the kubelet if termlab does not",
+			fmt.Sprintf("--on-active=%ds", secs), "--timer-property=AccuracySec=1s", "systemctl", "start", "kubelet"},
+		{"systemctl", "stop", "kubelet"},
+	}
+}
+
+// StartCommands are the commands Start runs: start the kubelet, disarm the switch.
+func StartCommands(runID string) [][]string {
+	return [][]string{
+		{"systemctl", "start", "kubelet"},
+		{"systemctl", "stop", Unit(runID) + ".timer"},
+	}
+}
+
+// Stop arms the dead-man's switch (the kubelet is started again restoreAfter
+// from now unless Start runs first), then stops only the kubelet: containerd
+// and the containers keep running. It fails if the kubelet is still active.
+func Stop(ctx context.Context, node Node, runID string, restoreAfter time.Duration) error {
+	for _, argv := range StopCommands(runID, restoreAfter) {
+		if err := run(ctx, node, argv...); err != nil {
+			return err
+		}
+	}
+	state, err := State(ctx, node)
+	if err != nil {
+		return err
+	}
+	if state == "active" {
+		return fmt.Errorf("the kubelet on %s is still active after systemctl stop", node)
+	}
+	return nil
+}
+
+// Start starts the kubelet and disarms the run's switch. A switch that has
+// already fired (its timer gone) is not an error.
+func Start(ctx context.Context, node Node, runID string) error {
+	cmds := StartCommands(runID)
+	if err := run(ctx, node, cmds[0]...); err != nil {
+		return err
+	}
+	return disarm(ctx, node, cmds[1])
+}
+
+func disarm(ctx context.Context, node Node, argv []string) error {
+	err := run(ctx, node, argv...)
+	if err != nil && !strings.Contains(err.Error(), "not loaded") {
+		return err
+	}
+	return nil
+}
+
+// State is `systemctl is-active kubelet` on the node: active, inactive,
+// failed, activating …
+func State(ctx context.Context, node Node) (string, error) {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, "systemctl", "is-active", "kubelet")
+	cmd.SetStdout(&out)
+	err := cmd.Run() // non-zero exit for every state but active
+	state := strings.TrimSpace(out.String())
+	if state == "" {
+		return "", fmt.Errorf("asking systemd on %s whether the kubelet runs: %v", node, err)
+	}
+	return state, nil
+}
+
+// Repair is one thing Restore put back.
+type Repair struct {
+	Node string
+	// Started: the kubelet was not active and was started (the node will
+	// need a moment to be Ready); otherwise a leftover switch was disarmed.
+	Started bool
+	Text    string
+}
+
+// Restore starts the kubelet on every node where it is not active and
+// disarms every switch an earlier run left armed (one that fired later would
+// restart a kubelet in the middle of the next run's experiment). Call it
+// only under the cluster's run lock.
+func Restore(ctx context.Context, nodes []Node) ([]Repair, error) {
+	var repairs []Repair
+	var errs []error
+	for _, node := range nodes {
+		state, err := State(ctx, node)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if state != "active" {
+			if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
+				errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
+				continue
+			}
+			repairs = append(repairs, Repair{Node: node.String(), Started: true,
+				Text: fmt.Sprintf("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)})
+		}
+		armed, err := armedSwitches(ctx, node)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, unit := range armed {
+			if err := disarm(ctx, node, []string{"systemctl", "stop", unit}); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			repairs = append(repairs, Repair{Node: node.String(),
+				Text: fmt.Sprintf("a kubelet restore timer (%s) an earlier run left armed on %s: disarmed", unit, node)})
+		}
+	}
+	return repairs, errors.Join(errs...)
+}
+
+// armedSwitches lists the switch timers loaded on the node.
+func armedSwitches(ctx context.Context, node Node) ([]string, error) {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, "systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=timer", unitPrefix+"*")
+	cmd.SetStdout(&out)
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("listing kubelet restore timers on %s: %w", node, err)
+	}
+	return switchUnits(out.String()), nil
+}
+
+// switchUnits picks the switch timers out of `systemctl list-units --plain --no-legend` output.
+func switchUnits(listUnits string) []string {
+	var units []string
+	for _, line := range strings.Split(listUnits, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], unitPrefix) && strings.HasSuffix(f[0], ".timer") {
+			units = append(units, f[0])
+		}
+	}
+	return units
+}
+
+// run runs a command on a node, keeping its output in the error.
+func run(ctx context.Context, node Node, argv ...string) error {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&out)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}

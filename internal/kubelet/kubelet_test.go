@@ -1,0 +1,39 @@
+package kubelet
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStopArmsTheSwitchBeforeStopping(t *testing.T) {
+	cmds := StopCommands("20261203-070000-abcd", 2500*time.Millisecond)
+	if len(cmds) != 2 || !slices.Equal(cmds[1], []string{"systemctl", "stop", "kubelet"}) {
+		t.Fatalf("commands %q: want the switch, then systemctl stop kubelet", cmds)
+	}
+	arm := strings.Join(cmds[0], " ")
+	for _, want := range []string{
+		"systemd-run", "--unit=termlab-restore-kubelet-20261203-070000-abcd",
+		"--on-active=3s", // rounded up: never earlier than asked
+		"--timer-property=AccuracySec=1s",
+		"systemctl start kubelet",
+	} {
+		if !strings.Contains(arm, want) {
+			t.Errorf("switch %q lacks %q", arm, want)
+		}
+	}
+	start := StartCommands("20261203-070000-abcd")
+	if !slices.Equal(start[0], []string{"systemctl", "start", "kubelet"}) || !slices.Equal(start[1], []string{"systemctl", "stop", "termlab-restore-kubelet-20261203-070000-abcd.timer"}) {
+		t.Errorf("start commands %q: want start, then disarm the run's timer", start)
+	}
+}
+
+func TestSwitchUnitsFindsOnlyTermlabTimers(t *testing.T) {
+	out := "termlab-restore-kubelet-a.timer loaded active waiting termlab: start the kubelet if termlab does not\n" +
+		"systemd-tmpfiles-clean.timer loaded active waiting Daily Cleanup\n" +
+		"termlab-restore-kubelet-b.service loaded inactive dead termlab\n"
+	if got := switchUnits(out); !slices.Equal(got, []string{"termlab-restore-kubelet-a.timer"}) {
+		t.Errorf("switchUnits = %q", got)
+	}
+}

@@ -1,0 +1,192 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/report"
+	"github.com/termlab/termlab/labs/orphan"
+)
+
+// Bounds of the interruption test, each from the mechanism it checks.
+const (
+	// magesCleanupWindow: mage's generated main cancels the targets' context
+	// on SIGINT and exits five seconds later, whatever they are doing.
+	magesCleanupWindow = 5 * time.Second
+	// switchSlack: the dead-man's switch is a systemd timer with 1 s accuracy,
+	// plus the time systemctl takes to start the kubelet.
+	switchSlack = 10 * time.Second
+	// stoppedWithin: `go tool mage lab:orphan` compiles the targets (first
+	// time about a minute on a busy machine), reuses the cluster, starts a pod
+	// and stops the kubelet; generous, as it is only a test's give-up point.
+	stoppedWithin = 6 * time.Minute
+)
+
+// TestOrphanInterruptedThroughMage interrupts `go tool mage lab:orphan` the
+// way a user does, by signalling its whole process group while the kubelet
+// is stopped: Ctrl-C (SIGINT), then SIGKILL (a closed laptop, a lost
+// terminal). After SIGINT the kubelet must be active within mage's five
+// second window; after SIGKILL within the lab's dead-man's switch bound.
+// Either way `go tool mage cluster:up` must keep the cluster (same node
+// containers) and the next lab:orphan run must pass.
+func TestOrphanInterruptedThroughMage(t *testing.T) {
+	env := connect(t)
+	worker := env.Workers[1]
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sig    syscall.Signal
+		within time.Duration
+	}{
+		{syscall.SIGINT, magesCleanupWindow},
+		{syscall.SIGKILL, orphan.KubeletRestoreAfter + switchSlack},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+			defer cancel()
+			before := nodeContainerIDs(t, ctx)
+
+			mage := startMage(t, root, "lab:orphan")
+			stoppedAt := waitKubelet(t, ctx, worker, stoppedWithin, func(s string) bool { return s != "active" })
+			t.Logf("kubelet on %s stopped by the lab (%s after start)", worker, time.Since(mage.started).Round(100*time.Millisecond))
+			sentAt := time.Now()
+			if err := syscall.Kill(-mage.cmd.Process.Pid, tc.sig); err != nil {
+				t.Fatalf("sending %s to the process group: %v", tc.sig, err)
+			}
+			activeAt := waitKubelet(t, ctx, worker, tc.within+time.Minute, func(s string) bool { return s == "active" })
+			back := activeAt.Sub(sentAt)
+			t.Logf("%s: kubelet on %s active again %s after the signal (bound %s; it had been stopped %s before the signal)",
+				tc.sig, worker, back.Round(100*time.Millisecond), tc.within, sentAt.Sub(stoppedAt).Round(100*time.Millisecond))
+			if back > tc.within {
+				t.Errorf("the kubelet came back %s after %s, later than %s", back.Round(100*time.Millisecond), tc.sig, tc.within)
+			}
+			mage.wait(t)
+
+			out := runMage(t, ctx, root, "cluster:up")
+			if strings.Contains(out, "deleting cluster") {
+				t.Errorf("cluster:up after the %s deleted the cluster:\n%s", tc.sig, out)
+			}
+			if after := nodeContainerIDs(t, ctx); after != before {
+				t.Errorf("node containers changed (the cluster was recreated): %s -> %s", before, after)
+			}
+
+			s, err := lab.Execute(ctx, env, orphan.Definition, lab.Options{})
+			if err != nil {
+				t.Fatalf("the run after the %s: %v", tc.sig, err)
+			}
+			if !s.Passed() {
+				t.Fatalf("the run after the %s did not pass; see %s", tc.sig, filepath.Join(s.Dir, report.MarkdownFile))
+			}
+			checkEvidence(t, s.Dir)
+		})
+	}
+}
+
+type mageProcess struct {
+	cmd     *exec.Cmd
+	started time.Time
+	done    chan error
+}
+
+// startMage runs `go tool mage <target>` in a new process group, as a
+// terminal runs it, copying its output to the test log's stderr.
+func startMage(t *testing.T, root string, target string) *mageProcess {
+	t.Helper()
+	cmd := exec.Command("go", "tool", "mage", target)
+	cmd.Dir = root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting go tool mage %s: %v", target, err)
+	}
+	m := &mageProcess{cmd: cmd, started: time.Now(), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(os.Stderr, "mage "+target+": "+sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	go func() { err := cmd.Wait(); pw.Close(); m.done <- err }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // never leave the group behind
+	})
+	return m
+}
+
+// wait waits for the interrupted process group to end.
+func (m *mageProcess) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-m.done:
+		t.Logf("go tool mage exited: %v", err)
+	case <-time.After(magesCleanupWindow + 30*time.Second):
+		t.Errorf("go tool mage did not exit after the signal")
+	}
+}
+
+// runMage runs a target to the end and returns its output.
+func runMage(t *testing.T, ctx context.Context, root, target string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "go", "tool", "mage", target)
+	cmd.Dir = root
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, os.Stderr), io.MultiWriter(&out, os.Stderr)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go tool mage %s: %v", target, err)
+	}
+	return out.String()
+}
+
+// waitKubelet polls the kubelet's state until ok (polling to reach a state:
+// the record of the run is the lab's, not this test's) and returns when.
+func waitKubelet(t *testing.T, ctx context.Context, node kubelet.Node, within time.Duration, ok func(string) bool) time.Time {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	last := ""
+	for time.Now().Before(deadline) {
+		if s, err := kubelet.State(ctx, node); err == nil {
+			last = s
+			if ok(s) {
+				return time.Now()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for the kubelet on %s: %v (last state %q)", node, ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("the kubelet on %s did not reach the wanted state within %s (last state %q)", node, within, last)
+	return time.Time{}
+}
+
+// nodeContainerIDs identifies the cluster's node containers: a recreated
+// cluster has new ones.
+func nodeContainerIDs(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, "docker", "ps", "-a", "--filter", "label=io.x-k8s.kind.cluster=termlab", "--format", "{{.ID}} {{.Names}}").Output()
+	if err != nil {
+		t.Fatalf("listing node containers: %v", err)
+	}
+	lines := strings.Fields(string(out))
+	return strings.Join(lines, ",")
+}
