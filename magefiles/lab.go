@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 
 	"github.com/magefile/mage/mg"
@@ -12,31 +13,37 @@ import (
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/resultsindex"
+	"github.com/termlab/termlab/internal/runlock"
 	"github.com/termlab/termlab/internal/stack"
-	"github.com/termlab/termlab/labs/finalizer"
-	"github.com/termlab/termlab/labs/force"
-	kwoklab "github.com/termlab/termlab/labs/kwok"
-	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs"
 )
 
 // Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects.
 type Lab mg.Namespace
 
+// One line per lab; the list of labs is labs.All (labs/registry.go).
+
 // Finalizer runs lab:finalizer: a finalizer nobody removes, on a real worker and on a kwok fake node.
-func (Lab) Finalizer(ctx context.Context) error { return runLabs(ctx, finalizer.Definition) }
+func (Lab) Finalizer(ctx context.Context) error { return runLab(ctx, "finalizer") }
 
 // Force runs lab:force: a force delete on a healthy worker, the container outliving its API object.
-func (Lab) Force(ctx context.Context) error { return runLabs(ctx, force.Definition) }
+func (Lab) Force(ctx context.Context) error { return runLab(ctx, "force") }
 
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
-func (Lab) Orphan(ctx context.Context) error { return runLabs(ctx, orphan.Definition) }
+func (Lab) Orphan(ctx context.Context) error { return runLab(ctx, "orphan") }
 
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
-func (Lab) Kwok(ctx context.Context) error { return runLabs(ctx, kwoklab.Definition) }
+func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
 
-// All runs lab:finalizer, lab:force, lab:orphan and lab:kwok in order.
-func (Lab) All(ctx context.Context) error {
-	return runLabs(ctx, finalizer.Definition, force.Definition, orphan.Definition, kwoklab.Definition)
+// All runs every lab of the registry (labs/registry.go) in order.
+func (Lab) All(ctx context.Context) error { return runLabs(ctx, labs.All...) }
+
+func runLab(ctx context.Context, name string) error {
+	def, ok := labs.ByName(name)
+	if !ok {
+		return fmt.Errorf("no lab %q in labs/registry.go", name)
+	}
+	return runLabs(ctx, def)
 }
 
 func runLabs(ctx context.Context, defs ...lab.Definition) error {
@@ -44,15 +51,23 @@ func runLabs(ctx context.Context, defs ...lab.Definition) error {
 	if err != nil {
 		return err
 	}
-	env, err := stack.Up(ctx, progress.Default(), o)
+	log := progress.Default()
+	// One lock for the whole target: cluster:up's repair and health check and
+	// every lab run, so nobody else's run slips in between.
+	release, err := runlock.Acquire(ctx, log, stack.ClusterOptions().Name)
+	if err != nil {
+		return err
+	}
+	defer release()
+	env, err := stack.Up(ctx, log, o)
 	if err != nil {
 		return err
 	}
 	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
 	if index, ierr := resultsindex.Write(project.ResultsDir()); ierr == nil {
-		progress.Default().Infof("index of runs: %s", index)
+		log.Infof("index of runs: %s", index)
 	} else {
-		progress.Default().Warnf("could not write the index of runs: %v", ierr)
+		log.Warnf("could not write the index of runs: %v", ierr)
 	}
 	return err
 }

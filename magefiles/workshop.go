@@ -16,10 +16,7 @@ import (
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/internal/workshop"
-	"github.com/termlab/termlab/labs/finalizer"
-	"github.com/termlab/termlab/labs/force"
-	kwoklab "github.com/termlab/termlab/labs/kwok"
-	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs"
 )
 
 // A standalone binary made by workshop:bundle finds its unpacked bundle
@@ -32,9 +29,6 @@ func init() {
 
 // Aliases: `workshop` alone runs the guided session.
 var Aliases = map[string]interface{}{"workshop": Workshop.Run}
-
-// workshopLabs are the session's labs, in order: those of lab:all.
-var workshopLabs = []lab.Definition{finalizer.Definition, force.Definition, orphan.Definition, kwoklab.Definition}
 
 // Workshop targets prepare and run workshop sessions (see WORKSHOP.md in a bundle).
 type Workshop mg.Namespace
@@ -49,7 +43,7 @@ func (Workshop) Run(ctx context.Context, step *bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = workshop.Session(ctx, env, workshopLabs, workshop.SessionOptions{
+	_, err = workshop.Session(ctx, env, labs.All, workshop.SessionOptions{
 		Root: project.MustRoot(),
 		Step: (step != nil && *step) || os.Getenv(workshop.StepEnv) != "",
 		Lab:  lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""},
@@ -63,7 +57,7 @@ func (Workshop) Bundle(ctx context.Context, out *string) error {
 	if err != nil {
 		return err
 	}
-	o := workshop.BundleOptions{Root: project.MustRoot(), Images: src, Log: progress.Default()}
+	o := workshop.BundleOptions{Root: project.MustRoot(), Images: src, Log: progress.Default(), Labs: labs.All}
 	if out != nil {
 		o.Out = *out
 	}

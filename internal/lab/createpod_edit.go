@@ -56,7 +56,7 @@ func (r *Run) CreatePodEdited(ctx context.Context, manifest string, place Placem
 		return nil, err
 	}
 	var created *corev1.Pod
-	err = r.Rec.Act("create", pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
+	err = r.act("create", pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
 		"kubectl create -f "+path, func() error {
 			var cerr error
 			created, cerr = r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod, metav1.CreateOptions{})

@@ -53,16 +53,28 @@ type Options struct {
 	Timeout time.Duration
 	// Log receives the progress lines (default progress.Default()).
 	Log *progress.Logger
+	// Events, if set, receives the run's structured events (see Event), in
+	// order, from the goroutine that runs the lab; it must not block long.
+	Events func(Event)
 }
 
-// Definition is one lab: what it uses, its steps and its claims.
+// Definition is one lab: everything the targets, the workshop, its guide,
+// the README and the tests need to know about it. Every lab registers its
+// Definition in labs/registry.go; nothing else lists labs.
 type Definition struct {
-	// Name is the lab's short name, e.g. "finalizer" (namespace termlab-finalizer-<run id>).
+	// Name is the lab's short name, e.g. "finalizer" (namespace
+	// termlab-finalizer-<run id>, target lab:finalizer, folder labs/finalizer).
 	Name string
 	// Question is what the lab asks, shown at the top of its report.
 	Question string
+	// Summary is one line on what the lab shows, for tables of labs.
+	Summary string
+	// Uses says which nodes the lab uses and what it does to them.
+	Uses Uses
 	// Manifests are the pod manifests (files of manifests/pods) the lab uses.
 	Manifests []string
+	// ByHand is the experiment as a person would type it, step by step.
+	ByHand []HandStep
 	// Steps run the experiment. They return an error only when the run
 	// cannot go on; what they observed is decided by Claims.
 	Steps func(ctx context.Context, r *Run) error
@@ -73,8 +85,35 @@ type Definition struct {
 	Report func(rec *evidence.Record, decided []claims.Claim) []report.Section
 }
 
-// Title is "lab:<name>".
+// Title is "lab:<name>", also its mage target.
 func (d Definition) Title() string { return "lab:" + d.Name }
+
+// Uses says what a lab needs of the cluster and does to it.
+type Uses struct {
+	// Worker is the real worker (index in name order) the lab's real pods run on.
+	Worker int
+	// FakeNode: the lab also runs pods on kwok fake nodes.
+	FakeNode bool
+	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
+	// it on every exit path; internal/kubelet arms a dead-man's switch).
+	StopsKubelet bool
+}
+
+// HandStep is one step of a lab as a person would do it by hand. Commands
+// may use {ns} (the run's namespace), {pod}, {node} (the lab's worker) and
+// {kubeconfig}; Fill replaces them.
+type HandStep struct {
+	Title string
+	// Pod is the pod the step is about ("" for none).
+	Pod string
+	// Do are the commands that change something; See those that show the result.
+	Do, See []string
+}
+
+// Fill returns the command with the placeholders replaced.
+func Fill(cmd, ns, pod, node string) string {
+	return strings.NewReplacer("{ns}", ns, "{pod}", pod, "{node}", node).Replace(cmd)
+}
 
 // cleanupTimeout bounds cleanup, which runs with its own context so that it
 // also runs after the lab's context was cancelled.
@@ -153,6 +192,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		return nil, fmt.Errorf("starting the recorder: %w", err)
 	}
 	r.Rec = rec
+	r.emit(Event{Kind: RunStarted})
 	for _, rep := range repairs {
 		rec.Notef("before the run: %s", rep)
 	}
@@ -206,12 +246,17 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		log.Warnf("%v", err)
 		finalErrs = append(finalErrs, err.Error())
 	}
+	for i := range s.Claims {
+		r.emit(Event{Kind: ClaimDecided, Claim: &s.Claims[i]})
+	}
 	printVerdicts(log, def, &s)
 	if err := r.waitRestartedNodesReady(cctx); err != nil {
 		log.Warnf("after cleanup: %v", err)
 		finalErrs = append(finalErrs, "after cleanup: "+err.Error())
 	}
-	if all := append(runErrs, finalErrs...); len(all) > 0 {
+	all := append(runErrs, finalErrs...)
+	r.emit(Event{Kind: RunFinished, Verdict: s.Verdict, Err: strings.Join(all, "; ")})
+	if len(all) > 0 {
 		return &s, fmt.Errorf("%s run %s: %s", def.Title(), id, strings.Join(all, "; "))
 	}
 	return &s, nil

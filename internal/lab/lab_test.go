@@ -57,8 +57,8 @@ func TestManifestsParseAndUseTheWorkloadSafely(t *testing.T) {
 			}
 		}
 	}
-	if n != 6 {
-		t.Fatalf("%d manifests, want 6", n)
+	if n == 0 {
+		t.Fatal("no manifests (labs/registry_test.go checks each belongs to a lab)")
 	}
 }
 

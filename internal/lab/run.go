@@ -52,9 +52,15 @@ type Run struct {
 func (r *Run) Step(ctx context.Context, name string, fn func(ctx context.Context) error) error {
 	end := r.Rec.BeginStep(name)
 	done := r.Log.Step(name)
+	r.emit(Event{Kind: StepStarted, Step: name})
 	err := fn(ctx)
 	end(err)
 	done(err)
+	finished := Event{Kind: StepFinished, Step: name}
+	if err != nil {
+		finished.Err = err.Error()
+	}
+	r.emit(finished)
 	return err
 }
 
@@ -151,7 +157,7 @@ func (r *Run) ForceDelete(ctx context.Context, pod string) error {
 
 func (r *Run) delete(ctx context.Context, kind, pod string, opts metav1.DeleteOptions, equivalent string) error {
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
-	err := r.Rec.Act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
+	err := r.act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
 		return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts)
 	})
 	if err != nil {
@@ -171,7 +177,7 @@ func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
 
 func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
-	err := r.Rec.Act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
+	err := r.act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
 		_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
 		return err
 	})
@@ -198,7 +204,7 @@ func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter tim
 	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
 	r.mu.Unlock()
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
-	err := r.Rec.Act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
 	})
 	if err != nil {
@@ -211,7 +217,7 @@ func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter tim
 // StartKubelet starts the kubelet on the node again and disarms its switch.
 func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
-	err := r.Rec.Act("start-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	err := r.act("start-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Start(ctx, node, r.ID)
 	})
 	if err != nil {

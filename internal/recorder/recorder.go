@@ -345,10 +345,10 @@ func (r *Recorder) Notef(format string, args ...any) {
 
 // Act performs do and records it as an action: request is the exact request
 // (marshalled to JSON), equivalent the command a user would type.
-func (r *Recorder) Act(kind, target string, request any, equivalent string, do func() error) error {
+func (r *Recorder) Act(kind, target string, request any, equivalent string, do func() error) (evidence.Action, error) {
 	raw, err := json.Marshal(request)
 	if err != nil {
-		return fmt.Errorf("recording the %s request on %s: %w", kind, target, err)
+		return evidence.Action{}, fmt.Errorf("recording the %s request on %s: %w", kind, target, err)
 	}
 	r.mu.Lock()
 	a := evidence.Action{Step: r.currentStepLocked(), Kind: kind, Target: target, Request: raw, Equivalent: equivalent, StartedAt: now()}
@@ -363,7 +363,7 @@ func (r *Recorder) Act(kind, target string, request any, equivalent string, do f
 	r.appendLine(evidence.ActionsFile, a)
 	r.broadcast()
 	r.mu.Unlock()
-	return doErr
+	return a, doErr
 }
 
 // WaitPod blocks until a recorded event of the pod satisfies cond (events

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/dockerhost"
+	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/ownbuild"
 
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
@@ -39,6 +40,8 @@ type BundleOptions struct {
 	// and built if needed, exactly as cluster:up does.
 	Images images.Source
 	Log    *progress.Logger
+	// Labs are the session's labs (labs.All), listed in WORKSHOP.md.
+	Labs []lab.Definition
 }
 
 // BundleResult says what Bundle made.
@@ -232,7 +235,7 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 		return nil, err
 	}
 	m.Versions = versions(ctx, opts.Root, set, dockerVersion, mod.Version)
-	if err := writeFile(staging, GuideFile, guideText(m, filepath.Base(out)), 0o644); err != nil {
+	if err := writeFile(staging, GuideFile, guideText(m, filepath.Base(out), opts.Labs), 0o644); err != nil {
 		return nil, err
 	}
 	if err := add(GuideFile); err != nil {

@@ -7,10 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"regexp"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/lab"
@@ -46,10 +43,6 @@ func ReadmeSections(md []byte) map[string]string {
 	flush()
 	return out
 }
-
-// labWorker is the real worker each lab uses (its README says which):
-// finalizer and force the first, orphan the second. Other labs: the first.
-var labWorker = map[string]int{"finalizer": 0, "force": 0, "orphan": 1}
 
 // pod is a pod of a lab and where it runs.
 type pod struct {
@@ -89,7 +82,7 @@ func labCommands(def lab.Definition, env *cluster.Env, k kubectl) []Command {
 		Command{"kubectl get pods -A -l " + sel + " -o wide -w", "the lab's pods, live"},
 		Command{"kubectl get pods -A -l " + sel + " -w -o custom-columns=POD:.metadata.name,DELETION:.metadata.deletionTimestamp,GRACE:.metadata.deletionGracePeriodSeconds,FINALIZERS:.metadata.finalizers,PHASE:.status.phase",
 			"the fields deletion is about"})
-	node := workerName(env, def.Name)
+	node := workerName(env, def)
 	for _, p := range labPods(def) {
 		if p.fake {
 			cmds = append(cmds, Command{"kubectl get pod -A -l " + sel + " --field-selector metadata.name=" + p.name + " -o yaml", p.name + " runs on a kwok fake node: no container, no crictl; only the API object"})
@@ -99,7 +92,7 @@ func labCommands(def lab.Definition, env *cluster.Env, k kubectl) []Command {
 			cmds = append(cmds, Command{"docker exec " + node + " crictl ps -a --label io.kubernetes.pod.name=" + p.name, p.name + "'s container as the node's runtime sees it"})
 		}
 	}
-	if def.Name == "orphan" && node != "" {
+	if def.Uses.StopsKubelet && node != "" {
 		cmds = append(cmds,
 			Command{"docker exec " + node + " systemctl is-active kubelet", "is the kubelet running on " + node + "?"},
 			Command{"kubectl get nodes -w", "the node turning NotReady and Ready again"})
@@ -123,136 +116,85 @@ func findKubectl(env *cluster.Env) kubectl {
 	return kubectl{prefix: "docker exec " + env.ControlPlane.String() + " kubectl --kubeconfig=/etc/kubernetes/admin.conf"}
 }
 
-func workerName(env *cluster.Env, labName string) string {
+// workerName is the real worker the lab's real pods run on (Definition.Uses).
+func workerName(env *cluster.Env, def lab.Definition) string {
 	if env == nil || len(env.Workers) == 0 {
 		return ""
 	}
-	i := labWorker[labName]
+	i := def.Uses.Worker
 	if i >= len(env.Workers) {
 		i = 0
 	}
 	return env.Workers[i].String()
 }
 
-// stepHints are the commands shown under a step of a running lab, chosen by
-// what the step's name says it does. {ns}, {pod} and {node} are the run's.
-var stepHints = []struct {
-	match string
-	cmds  []string
-}{
-	{"create pod", []string{"kubectl get pod {pod} -n {ns} -o wide -w"}},
-	{"remove the finalizer", []string{"kubectl get pod {pod} -n {ns} -w", "kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.finalizers}'"}},
-	{"delete", []string{"kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.deletionTimestamp} grace={.metadata.deletionGracePeriodSeconds} finalizers={.metadata.finalizers} phase={.status.phase}{\"\\n\"}'"}},
-	{"stop only the kubelet", []string{"docker exec {node} systemctl is-active kubelet", "docker exec {node} crictl ps --label io.kubernetes.pod.name={pod}"}},
-	{"notready", []string{"kubectl get node {node} -w"}},
-	{"ready again", []string{"kubectl get node {node} -w"}},
-	{"start the kubelet", []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
-	{"container", []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}", "docker exec {node} crictl logs --tail 3 $(docker exec {node} crictl ps -aq --label io.kubernetes.pod.name={pod} | head -1)"}},
+// deletionFields shows the fields deletion is about.
+const deletionFields = "kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.deletionTimestamp} grace={.metadata.deletionGracePeriodSeconds} finalizers={.metadata.finalizers} phase={.status.phase}{\"\\n\"}'"
+
+// actionHints are the commands shown under each action a lab sends, by the
+// action's kind: what a participant can type to see its effect. {ns}, {pod}
+// and {node} are the run's namespace, the pod acted on and the lab's worker.
+var actionHints = map[string][]string{
+	"create":            {"kubectl get pod {pod} -n {ns} -o wide -w"},
+	"delete":            {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
+	"force-delete":      {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
+	"remove-finalizers": {"kubectl get pod {pod} -n {ns} -w"},
+	"stop-kubelet":      {"docker exec {node} systemctl is-active kubelet", "docker exec {node} crictl ps --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
+	"start-kubelet":     {"docker exec {node} crictl ps -a --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
 }
 
-var runIDPattern = regexp.MustCompile(`lab:(\S+) run (\d{8}-\d{6}-[0-9a-f]{4}): results in`)
-
-// annotator sits between a lab's progress logger and the terminal: under
-// every step a lab starts ("▶ <step> ...") it prints the commands a
-// participant could type to see the same thing. It never waits: a pause
-// inside a lab would change what the lab measures (see Session).
-type annotator struct {
-	mu    sync.Mutex
-	out   io.Writer
-	buf   []byte
-	env   *cluster.Env
-	pods  []string // the lab's pods on real nodes and fake ones, longest name first
-	nodes []string // real node names, longest first
-	ns    string
-	pod   string
-	node  string
-	fake  map[string]bool
+// guide follows a running lab through its events (lab.Options.Events) and
+// prints, under each action the lab sends, the commands a participant could
+// type to see the same thing. It never waits: a pause inside a lab would
+// change what the lab measures (see Session).
+type guide struct {
+	out  io.Writer
+	node string
+	fake map[string]bool
 }
 
-func newAnnotator(out io.Writer, env *cluster.Env, def lab.Definition) *annotator {
-	a := &annotator{out: out, env: env, fake: map[string]bool{}, node: workerName(env, def.Name)}
+func newGuide(out io.Writer, env *cluster.Env, def lab.Definition) *guide {
+	g := &guide{out: out, node: workerName(env, def), fake: map[string]bool{}}
 	for _, p := range labPods(def) {
-		a.pods = append(a.pods, p.name)
-		a.fake[p.name] = p.fake
+		g.fake[p.name] = p.fake
 	}
-	if env != nil {
-		for _, w := range env.Workers {
-			a.nodes = append(a.nodes, w.String())
-		}
-	}
-	byLen := func(s []string) { sort.Slice(s, func(i, j int) bool { return len(s[i]) > len(s[j]) }) }
-	byLen(a.pods)
-	byLen(a.nodes)
-	if len(a.pods) > 0 {
-		a.pod = a.pods[len(a.pods)-1]
-	}
-	return a
+	return g
 }
 
-func (a *annotator) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.buf = append(a.buf, p...)
-	for {
-		i := bytes.IndexByte(a.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := string(a.buf[:i+1])
-		a.buf = a.buf[i+1:]
-		if _, err := io.WriteString(a.out, line); err != nil {
-			return len(p), err
-		}
-		for _, h := range a.hints(line) {
-			fmt.Fprintf(a.out, "           ⌨  %s\n", h)
-		}
+// onEvent is the lab's lab.Options.Events.
+func (g *guide) onEvent(e lab.Event) {
+	for _, h := range g.hints(e) {
+		fmt.Fprintf(g.out, "           ⌨  %s\n", h)
 	}
-	return len(p), nil
 }
 
-func (a *annotator) hints(line string) []string {
-	if m := runIDPattern.FindStringSubmatch(line); m != nil {
-		a.ns = "termlab-" + m[1] + "-" + m[2]
-		return []string{"the run's namespace is " + a.ns + ": kubectl get all,events -n " + a.ns}
-	}
-	_, step, ok := strings.Cut(line, "▶ ")
-	if !ok || a.ns == "" {
+func (g *guide) hints(e lab.Event) []string {
+	switch e.Kind {
+	case lab.RunStarted:
+		return []string{"the run's namespace is " + e.Namespace + ": kubectl get all,events -n " + e.Namespace}
+	case lab.ActionSent:
+	default:
 		return nil
 	}
-	step = strings.TrimSuffix(strings.TrimSpace(step), " ...")
-	for _, p := range a.pods {
-		if strings.Contains(step, p) {
-			a.pod = p
-			break
-		}
-	}
-	for _, n := range a.nodes {
-		if strings.Contains(step, n) {
-			a.node = n
-			break
-		}
-	}
-	lower := strings.ToLower(step)
-	if strings.Contains(lower, "cleanup") {
+	a := e.Action
+	if a == nil || a.Error != "" || strings.HasPrefix(a.Kind, "cleanup") {
 		return nil
 	}
-	for _, h := range stepHints {
-		if !strings.Contains(lower, h.match) {
-			continue
-		}
-		var out []string
-		for _, c := range h.cmds {
-			if a.fake[a.pod] && strings.Contains(c, "{node}") {
-				continue // no container on a fake node
-			}
-			out = append(out, strings.NewReplacer("{ns}", a.ns, "{pod}", a.pod, "{node}", a.node).Replace(c))
-		}
-		if a.fake[a.pod] && strings.Contains(lower, "create pod") {
-			out = append(out, "("+a.pod+" is on a kwok fake node: kwok's stages play it, there is no container to look at)")
-		}
-		return out
+	pod, node := a.Target, g.node
+	if strings.HasSuffix(a.Kind, "-kubelet") {
+		pod, node = "", a.Target
 	}
-	return nil
+	var out []string
+	for _, c := range actionHints[a.Kind] {
+		if g.fake[pod] && strings.Contains(c, "{node}") {
+			continue // no container on a fake node
+		}
+		out = append(out, lab.Fill(c, e.Namespace, pod, node))
+	}
+	if g.fake[pod] && a.Kind == "create" {
+		out = append(out, "("+pod+" is on a kwok fake node: kwok's stages play it, there is no container to look at)")
+	}
+	return out
 }
 
 // printLabIntro shows the lab's README sections and the commands to follow it.

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/labs"
 )
 
 func TestReadmeSections(t *testing.T) {
-	for _, name := range []string{"finalizer", "force", "orphan"} {
+	for _, name := range []string{"finalizer", "force", "orphan", "kwok"} {
 		md, err := os.ReadFile(filepath.Join("..", "..", "labs", name, "README.md"))
 		if err != nil {
 			t.Fatal(err)
@@ -30,46 +31,69 @@ func TestReadmeSections(t *testing.T) {
 	}
 }
 
-func TestAnnotatorHints(t *testing.T) {
+// The guide prints hints from the run's events alone: the namespace when the
+// run starts, and under each action what shows its effect; nothing under
+// cleanup, and no node commands for a pod on a fake node.
+func TestGuideHintsFromEvents(t *testing.T) {
 	def := lab.Definition{Name: "finalizer", Manifests: []string{"held.yaml", "held-kwok.yaml"}}
-	env := &cluster.Env{KubeconfigPath: "/x/.termlab/kubeconfig"}
 	var out bytes.Buffer
-	a := newAnnotator(&out, env, def)
-	a.node = "termlab-worker"
-	lines := []string{
-		"[   0.1s] lab:finalizer run 20261202-111614-6364: results in /x/results/finalizer/20261202-111614-6364\n",
-		"[   0.5s] ▶ kubelet: create pod held on termlab-worker and wait until it is Ready ...\n",
-		"[   9.5s] ▶ kubelet: ordinary delete of held (the pod's 30 s grace period) ...\n",
-		"[  19.5s] ▶ kwok: create pod held-kwok on a kwok fake node and wait until it is Ready ...\n",
-		"[  29.5s] ▶ kwok: remove the finalizer of held-kwok ...\n",
-		"[  39.5s] ▶ cleanup ...\n",
-		"[  40.0s] lab:finalizer run 20261202-111614-6364: pass (8 claims) — /x/report.md\n",
+	g := newGuide(&out, nil, def)
+	g.node = "termlab-worker"
+	ns := "termlab-finalizer-20261202-111614-6364"
+	act := func(kind, target string) lab.Event {
+		return lab.Event{Kind: lab.ActionSent, Namespace: ns, Action: &evidence.Action{Kind: kind, Target: target}}
 	}
-	// Written in pieces, as a logger may.
-	for _, l := range lines {
-		half := len(l) / 2
-		a.Write([]byte(l[:half]))
-		a.Write([]byte(l[half:]))
+	for _, e := range []lab.Event{
+		{Kind: lab.RunStarted, Namespace: ns},
+		{Kind: lab.StepStarted, Namespace: ns, Step: "kubelet: create pod held"},
+		act("create", "held"),
+		act("delete", "held"),
+		act("create", "held-kwok"),
+		act("force-delete", "held-kwok"),
+		act("cleanup-remove-finalizers", "held"),
+		{Kind: lab.StepFinished, Namespace: ns, Step: "cleanup"},
+	} {
+		g.onEvent(e)
 	}
 	got := out.String()
 	for _, want := range []string{
-		"the run's namespace is termlab-finalizer-20261202-111614-6364",
-		"kubectl get pod held -n termlab-finalizer-20261202-111614-6364 -o wide -w",
-		"kubectl get pod held -n termlab-finalizer-20261202-111614-6364 -o jsonpath='{.metadata.deletionTimestamp}",
-		"kubectl get pod held-kwok -n termlab-finalizer-20261202-111614-6364 -o wide -w",
+		"the run's namespace is " + ns,
+		"kubectl get pod held -n " + ns + " -o wide -w",
+		"kubectl get pod held -n " + ns + " -o jsonpath='{.metadata.deletionTimestamp}",
+		"docker exec termlab-worker crictl ps -a --label io.kubernetes.pod.name=held",
+		"kubectl get pod held-kwok -n " + ns + " -o wide -w",
 		"held-kwok is on a kwok fake node",
-		"kubectl get pod held-kwok -n termlab-finalizer-20261202-111614-6364 -o jsonpath='{.metadata.finalizers}'",
+		"kubectl get pod held-kwok -n " + ns + " -o jsonpath=",
 	} {
 		if !strings.Contains(got, want) {
-			t.Errorf("annotated output lacks %q:\n%s", want, got)
+			t.Errorf("guide output lacks %q:\n%s", want, got)
 		}
 	}
-	for _, l := range lines {
-		if !strings.Contains(got, l) {
-			t.Errorf("the logger's line %q was not passed through", l)
-		}
+	if strings.Contains(got, "crictl ps -a --label io.kubernetes.pod.name=held-kwok") {
+		t.Errorf("a node command for the fake pod:\n%s", got)
 	}
-	if strings.Count(got, "⌨") != 7 {
-		t.Errorf("want 7 hints (none under cleanup), got %d:\n%s", strings.Count(got, "⌨"), got)
+	if n := strings.Count(got, "⌨"); n != 7 {
+		t.Errorf("want 7 hints (none under cleanup), got %d:\n%s", n, got)
+	}
+}
+
+func TestKubeletHintsNameTheNodeActedOn(t *testing.T) {
+	def := lab.Definition{Name: "orphan", Uses: lab.Uses{Worker: 1, StopsKubelet: true}, Manifests: []string{"orphan-process.yaml"}}
+	var out bytes.Buffer
+	g := newGuide(&out, nil, def)
+	g.onEvent(lab.Event{Kind: lab.ActionSent, Namespace: "ns1", Action: &evidence.Action{Kind: "stop-kubelet", Target: "termlab-worker2"}})
+	if got := out.String(); !strings.Contains(got, "docker exec termlab-worker2 systemctl is-active kubelet") || !strings.Contains(got, "kubectl get node termlab-worker2 -w") {
+		t.Errorf("kubelet hints:\n%s", got)
+	}
+}
+
+// WORKSHOP.md lists every registered lab with its target.
+func TestWorkshopGuideListsEveryLab(t *testing.T) {
+	m := &Manifest{Platform: "linux/amd64"}
+	got := string(guideText(m, "termlab-workshop.tar.gz", labs.All))
+	for _, d := range labs.All {
+		if !strings.Contains(got, "`./termlab "+d.Title()+"`") || !strings.Contains(got, d.Summary) {
+			t.Errorf("WORKSHOP.md does not list %s with its summary:\n%s", d.Title(), got)
+		}
 	}
 }

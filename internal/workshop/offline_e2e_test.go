@@ -15,6 +15,7 @@ import (
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/labs"
 )
 
 // TestOfflineBundle makes a bundle of this repository, loads it into a fresh
@@ -41,7 +42,7 @@ func TestOfflineBundle(t *testing.T) {
 	work := t.TempDir()
 
 	archive := filepath.Join(work, "termlab-workshop.tar.gz")
-	res, err := Bundle(ctx, BundleOptions{Root: root, Out: archive, Images: images.Auto, Log: log})
+	res, err := Bundle(ctx, BundleOptions{Root: root, Out: archive, Images: images.Auto, Log: log, Labs: labs.All})
 	if err != nil {
 		t.Fatalf("workshop:bundle: %v", err)
 	}

@@ -125,7 +125,7 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 			break
 		}
 		lo := opts.Lab
-		lo.Log = progress.New(newAnnotator(os.Stderr, env, def))
+		lo.Events = newGuide(os.Stderr, env, def).onEvent
 		s, err := lab.Execute(ctx, env, def, lo)
 		o := LabOutcome{Lab: def.Name, Summary: s, Err: err}
 		if p, werr := resultsindex.Write(results); werr != nil {

@@ -21,18 +21,20 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
-	"github.com/termlab/termlab/labs/finalizer"
-	"github.com/termlab/termlab/labs/force"
-	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs"
 )
 
-var labs = []lab.Definition{finalizer.Definition, force.Definition, orphan.Definition}
+// labChecks are checks beyond the common ones, for the labs that have them.
+var labChecks = map[string]func(t *testing.T, s *report.Summary){
+	"kwok": checkKwokRun,
+}
 
-// TestLabs runs every lab on the real cluster, twice, and checks verdicts and evidence.
+// TestLabs runs every registered lab on the real cluster, twice, and checks
+// verdicts, evidence and cleanup.
 func TestLabs(t *testing.T) {
 	env := connect(t)
 	for round := 1; round <= 2; round++ {
-		for _, def := range labs {
+		for _, def := range labs.All {
 			t.Run(fmt.Sprintf("%s/run%d", def.Name, round), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 				defer cancel()
@@ -52,6 +54,9 @@ func TestLabs(t *testing.T) {
 				}
 				checkEvidence(t, s.Dir)
 				checkNamespaceGone(t, env.Client.CoreV1().Namespaces().Get, s.Namespace)
+				if check := labChecks[def.Name]; check != nil {
+					check(t, s)
+				}
 			})
 		}
 	}

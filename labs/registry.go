@@ -1,0 +1,32 @@
+// Package labs is the registry of termlab's labs: the one list that lab:all,
+// the workshop, its guide and WORKSHOP.md, the end-to-end tests and the
+// README's table derive from. A new lab is its folder under labs/ (package,
+// README.md), its manifests, its reference run, one line here and its
+// one-line mage target in magefiles/lab.go.
+package labs
+
+import (
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/labs/finalizer"
+	"github.com/termlab/termlab/labs/force"
+	kwoklab "github.com/termlab/termlab/labs/kwok"
+	"github.com/termlab/termlab/labs/orphan"
+)
+
+// All is every lab, in the order lab:all and the workshop run them.
+var All = []lab.Definition{
+	finalizer.Definition,
+	force.Definition,
+	orphan.Definition,
+	kwoklab.Definition,
+}
+
+// ByName returns the registered lab with the name.
+func ByName(name string) (lab.Definition, bool) {
+	for _, d := range All {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return lab.Definition{}, false
+}

@@ -1,0 +1,92 @@
+package labs
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/manifests/pods"
+)
+
+// Every registered lab brings what the rest of termlab derives from it:
+// its folder and README, manifests that load, steps a person can type, a
+// reference run, a mage target, a row in the README. Adding a lab without
+// one of them fails here, naming what is missing.
+func TestEveryLabIsComplete(t *testing.T) {
+	root := filepath.Join("..")
+	magefile, err := os.ReadFile(filepath.Join(root, "magefiles", "lab.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range All {
+		t.Run(d.Name, func(t *testing.T) {
+			if seen[d.Name] {
+				t.Fatalf("lab %s is registered twice", d.Name)
+			}
+			seen[d.Name] = true
+			if d.Question == "" || d.Summary == "" || d.Steps == nil || d.Claims == nil {
+				t.Errorf("Definition lacks Question, Summary, Steps or Claims")
+			}
+			if _, err := os.Stat(filepath.Join(root, "labs", d.Name, "README.md")); err != nil {
+				t.Errorf("no labs/%s/README.md: %v", d.Name, err)
+			}
+			for _, m := range d.Manifests {
+				if _, _, err := lab.LoadManifest(m); err != nil {
+					t.Errorf("manifest %s: %v", m, err)
+				}
+			}
+			if len(d.ByHand) == 0 {
+				t.Error("no ByHand steps: the workshop and hands-on mode need the commands a person would type")
+			}
+			for i, h := range d.ByHand {
+				if h.Title == "" || len(h.Do)+len(h.See) == 0 {
+					t.Errorf("ByHand[%d] %+v has no title or no commands", i, h)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(root, "results", "reference", d.Name, "summary.json")); err != nil {
+				t.Errorf("no reference run results/reference/%s (go tool mage results:reference after a passing run): %v", d.Name, err)
+			}
+			if !strings.Contains(string(magefile), `runLab(ctx, "`+d.Name+`")`) {
+				t.Errorf("no one-line target in magefiles/lab.go calling runLab(ctx, %q)", d.Name)
+			}
+			if !strings.Contains(string(readme), "`"+d.Title()+"`") {
+				t.Errorf("README.md does not name `%s` in its table of labs", d.Title())
+			}
+		})
+	}
+}
+
+// Every pod manifest belongs to a registered lab (no count to keep in step).
+func TestEveryManifestBelongsToALab(t *testing.T) {
+	entries, err := pods.FS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, d := range All {
+		for _, m := range d.Manifests {
+			used[m] = true
+		}
+	}
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".yaml" && !used[e.Name()] {
+			t.Errorf("manifests/pods/%s belongs to no registered lab", e.Name())
+		}
+	}
+}
+
+func TestByName(t *testing.T) {
+	if d, ok := ByName("orphan"); !ok || d.Name != "orphan" || !d.Uses.StopsKubelet {
+		t.Errorf("ByName(orphan) = %+v, %v", d.Uses, ok)
+	}
+	if _, ok := ByName("nope"); ok {
+		t.Error("ByName found a lab that is not registered")
+	}
+}
