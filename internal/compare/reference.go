@@ -8,14 +8,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/report"
 )
 
 // Promote copies a passing run folder to results/reference/<lab>/, replacing
 // the lab's reference run. run is as Resolve takes it; "" promotes the latest
 // run of every lab (labs whose latest run did not pass are skipped, and said
-// so). A run that failed, or recorded errors, is never a reference. The run
-// already passed its own credentials scan (a run that finds credentials fails).
+// so). A run that failed, or recorded errors, is never a reference, nor one
+// whose folder holds a credential (scanned again here).
 func Promote(w io.Writer, resultsDir, run string) error {
 	var dirs []string
 	if run != "" {
@@ -68,6 +69,10 @@ func promote(w io.Writer, resultsDir, dir string) error {
 	}
 	if !s.Passed() || len(s.Errors) > 0 {
 		return fmt.Errorf("run %s of lab:%s did not pass (verdict %s, %d errors): a reference run must pass", s.RunID, s.Lab, s.Verdict, len(s.Errors))
+	}
+	// Scanned again: a reference run is committed and shipped in bundles.
+	if leaks, err := credscan.Dir(real); err != nil || len(leaks) > 0 {
+		return fmt.Errorf("run %s of lab:%s cannot be a reference: credentials check: %v %v", s.RunID, s.Lab, leaks, err)
 	}
 	dst := ReferenceDir(resultsDir, s.Lab)
 	tmp := dst + ".new"

@@ -22,6 +22,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -219,6 +220,14 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	fail("cleaning up", r.cleanup(cctx))
 	fail("stopping the recorder", rec.Stop())
 
+	// Settle the verdict before anything is written: the claims, every run
+	// error, nodes back to Ready, and no credential in the folder or the
+	// reports. summary.json then says what Execute returns.
+	if ctx.Err() == nil {
+		// Interrupted, there is no time for this: the next run's repair waits.
+		fail("after cleanup", r.waitRestartedNodesReady(cctx))
+	}
+	fail("checking the run folder for credentials", removeLeaks(r.Dir))
 	record := rec.Record()
 	decided := def.Claims(record)
 	s := report.Summary{
@@ -226,40 +235,79 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		StartedAt: started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
 		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: repairs, Dir: r.Dir,
 	}
-	if len(runErrs) > 0 {
-		s.Verdict = claims.Fail
-	}
-	s.Errors = append(s.Errors, runErrs...)
 	run := report.Run{Summary: s, Record: record, Title: def.Title(), Question: def.Question}
 	if def.Report != nil {
 		run.Sections = def.Report(record, decided)
 	}
-	var finalErrs []string
-	if err := report.Write(r.Dir, run); err != nil {
-		finalErrs = append(finalErrs, "writing the reports: "+err.Error())
-	}
-	if leaks, err := ScanForCredentials(r.Dir); err != nil || len(leaks) > 0 {
-		s.Verdict = claims.Fail
-		if err == nil {
-			err = fmt.Errorf("credentials found in the run folder %s, remove them before sharing it: %v", r.Dir, leaks)
+	files, err := report.Render(run)
+	fail("rendering the reports", err)
+	// The reports quote the record; a credential that reached it must not
+	// reach them. Such a file is left out, never written.
+	var kept []report.File
+	for _, f := range files {
+		if leaks := credscan.Bytes(f.Name, f.Content); len(leaks) > 0 {
+			fail("rendering the reports", fmt.Errorf("%s would hold a credential (%v): not written", f.Name, leaks))
+			continue
 		}
-		log.Warnf("%v", err)
-		finalErrs = append(finalErrs, err.Error())
+		kept = append(kept, f)
+	}
+	if len(runErrs) > 0 {
+		s.Verdict = claims.Fail
+		s.Errors = append(s.Errors, runErrs...)
+		run.Summary = s
+		if kept, err = renderKept(run, kept); err != nil {
+			fail("rendering the reports", err)
+		}
+	}
+	if err := report.WriteFiles(r.Dir, kept); err != nil {
+		runErrs = append(runErrs, "writing the reports: "+err.Error())
+		log.Warnf("writing the reports: %v", err)
 	}
 	for i := range s.Claims {
 		r.emit(Event{Kind: ClaimDecided, Claim: &s.Claims[i]})
 	}
 	printVerdicts(log, def, &s)
-	if err := r.waitRestartedNodesReady(cctx); err != nil {
-		log.Warnf("after cleanup: %v", err)
-		finalErrs = append(finalErrs, "after cleanup: "+err.Error())
-	}
-	all := append(runErrs, finalErrs...)
-	r.emit(Event{Kind: RunFinished, Verdict: s.Verdict, Err: strings.Join(all, "; ")})
-	if len(all) > 0 {
-		return &s, fmt.Errorf("%s run %s: %s", def.Title(), id, strings.Join(all, "; "))
+	r.emit(Event{Kind: RunFinished, Verdict: s.Verdict, Err: strings.Join(runErrs, "; ")})
+	if len(runErrs) > 0 {
+		return &s, fmt.Errorf("%s run %s: %s", def.Title(), id, strings.Join(runErrs, "; "))
 	}
 	return &s, nil
+}
+
+// renderKept renders the run again (its summary now carries the errors) and
+// keeps the files that were kept before.
+func renderKept(run report.Run, kept []report.File) ([]report.File, error) {
+	files, err := report.Render(run)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, f := range kept {
+		keep[f.Name] = true
+	}
+	var out []report.File
+	for _, f := range files {
+		if keep[f.Name] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// removeLeaks deletes every file of the run folder that holds something
+// credential-like: such a file is never kept. The error names them.
+func removeLeaks(dir string) error {
+	leaks, err := credscan.Dir(dir)
+	if err != nil {
+		return err
+	}
+	if len(leaks) == 0 {
+		return nil
+	}
+	for _, l := range leaks {
+		_ = os.Remove(filepath.Join(dir, l.File))
+	}
+	return fmt.Errorf("removed %d file(s) that held credentials: %v", len(leaks), leaks)
 }
 
 func (o *Options) defaults() {

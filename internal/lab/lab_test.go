@@ -4,13 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -62,49 +62,6 @@ func TestManifestsParseAndUseTheWorkloadSafely(t *testing.T) {
 	}
 }
 
-func TestScanForCredentials(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) {
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// What evidence normally holds must not trip the check.
-	pod, _, _ := LoadManifest("held.yaml")
-	y, _ := recorder.KubectlYAML(pod)
-	write("steps/01/held.yaml", string(y))
-	write("events.jsonl", `{"object":{"spec":{"serviceAccountName":"default","volumes":[{"projected":{"sources":[{"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}}]}}]}}}`+"\n")
-	write("steps/01/held-crictl-logs.txt", "heartbeat seq=1 time=2026-12-02T10:00:01Z\n")
-	leaks, err := ScanForCredentials(dir)
-	if err != nil || len(leaks) > 0 {
-		t.Fatalf("false alarm: %v %v", leaks, err)
-	}
-	for name, content := range map[string]string{
-		"a.yaml": "users:\n- user:\n    client-key-data: LS0t\n",
-		"b.pem":  "-----BEGIN CERTIFICATE-----\nMIIB\n",
-		"c.json": `{"token": "abcdefghijklmnop"}`,
-		"d.txt":  "-----BEGIN RSA PRIVATE KEY-----\n",
-		"e.txt":  "Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.sig",
-	} {
-		write(name, content)
-	}
-	leaks, err = ScanForCredentials(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]bool{}
-	for _, l := range leaks {
-		files[l.File] = true
-	}
-	for _, f := range []string{"a.yaml", "b.pem", "c.json", "d.txt", "e.txt"} {
-		if !files[f] {
-			t.Errorf("%s not reported (leaks %v)", f, leaks)
-		}
-	}
-}
-
 func TestPointLatest(t *testing.T) {
 	dir := t.TempDir()
 	for _, id := range []string{"20261202-100000-aaaa", "20261202-110000-bbbb"} {
@@ -118,5 +75,34 @@ func TestPointLatest(t *testing.T) {
 	target, err := os.Readlink(filepath.Join(dir, "latest"))
 	if err != nil || target != "20261202-110000-bbbb" {
 		t.Fatalf("latest -> %q (%v)", target, err)
+	}
+}
+
+// A run folder file that holds a credential is removed, and the error names it.
+func TestRemoveLeaks(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "events.jsonl")
+	leak := filepath.Join(dir, "steps", "01", "held.yaml")
+	if err := os.MkdirAll(filepath.Dir(leak), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte(`{"type":"ADDED"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leak, []byte("users:\n- user:\n    client-key-data: LS0t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := removeLeaks(dir)
+	if err == nil || !strings.Contains(err.Error(), "steps/01/held.yaml") {
+		t.Fatalf("removeLeaks = %v, want an error naming the file", err)
+	}
+	if _, err := os.Stat(leak); !os.IsNotExist(err) {
+		t.Errorf("the leaking file is still there: %v", err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a clean file was removed: %v", err)
+	}
+	if err := removeLeaks(dir); err != nil {
+		t.Errorf("a clean folder: %v", err)
 	}
 }

@@ -56,9 +56,16 @@ type Run struct {
 	Sections []Section
 }
 
-// Write renders every report file into dir.
-func Write(dir string, run Run) error {
-	files := []struct {
+// File is one rendered report file.
+type File struct {
+	Name    string
+	Content []byte
+}
+
+// Render renders every report file in memory, so that a run can check them
+// before anything is written.
+func Render(run Run) ([]File, error) {
+	renderers := []struct {
 		name   string
 		render func(Run) ([]byte, error)
 	}{
@@ -67,16 +74,34 @@ func Write(dir string, run Run) error {
 		{MarkdownFile, func(r Run) ([]byte, error) { return Markdown(r), nil }},
 		{JUnitFile, JUnit},
 	}
-	for _, f := range files {
+	var files []File
+	for _, f := range renderers {
 		b, err := f.render(run)
 		if err != nil {
-			return fmt.Errorf("rendering %s: %w", f.name, err)
+			return nil, fmt.Errorf("rendering %s: %w", f.name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), b, 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", f.name, err)
+		files = append(files, File{f.name, b})
+	}
+	return files, nil
+}
+
+// WriteFiles writes rendered files into dir.
+func WriteFiles(dir string, files []File) error {
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Content, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", f.Name, err)
 		}
 	}
 	return nil
+}
+
+// Write renders every report file into dir.
+func Write(dir string, run Run) error {
+	files, err := Render(run)
+	if err != nil {
+		return err
+	}
+	return WriteFiles(dir, files)
 }
 
 // SummaryJSON renders summary.json.

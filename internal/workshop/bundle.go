@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/ownbuild"
@@ -180,11 +181,17 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 	}
 	phase("compiling the binary", t)
 
-	// 4. Inputs, READMEs, reference results.
+	// 4. Inputs, READMEs, reference results: scanned for credentials first,
+	// since the bundle goes to every participant.
 	t = time.Now()
 	rels, err := repositoryFiles(opts.Root)
 	if err != nil {
 		return nil, err
+	}
+	for _, tree := range bundledTrees {
+		if leaks, err := credscan.Dir(filepath.Join(opts.Root, tree)); err != nil || len(leaks) > 0 {
+			return nil, fmt.Errorf("not bundling %s: credentials check: %v %v", tree, leaks, err)
+		}
 	}
 	for _, rel := range rels {
 		if err := copyFile(filepath.Join(opts.Root, filepath.FromSlash(rel)), filepath.Join(staging, filepath.FromSlash(rel))); err != nil {

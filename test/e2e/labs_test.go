@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
@@ -158,7 +159,7 @@ func checkEvidence(t *testing.T, dir string) {
 	if entries, _ := os.ReadDir(filepath.Join(dir, "inputs", "pods")); len(entries) == 0 {
 		t.Error("inputs/pods is empty")
 	}
-	leaks, err := lab.ScanForCredentials(dir)
+	leaks, err := credscan.Dir(dir)
 	if err != nil || len(leaks) > 0 {
 		t.Errorf("credentials check: %v %v", leaks, err)
 	}
