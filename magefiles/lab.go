@@ -9,6 +9,7 @@ import (
 
 	"github.com/magefile/mage/mg"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -54,7 +55,7 @@ func runLabs(ctx context.Context, defs ...lab.Definition) error {
 	log := progress.Default()
 	// One lock for the whole target: cluster:up's repair and health check and
 	// every lab run, so nobody else's run slips in between.
-	release, err := runlock.Acquire(ctx, log, stack.ClusterOptions().Name)
+	release, err := runlock.Acquire(ctx, log, cluster.DefaultName)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func runLabs(ctx context.Context, defs ...lab.Definition) error {
 		return err
 	}
 	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
-	if index, ierr := resultsindex.Write(project.ResultsDir()); ierr == nil {
+	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
 		log.Infof("index of runs: %s", index)
 	} else {
 		log.Warnf("could not write the index of runs: %v", ierr)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/doctor"
-	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/measure"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
 )
 
@@ -37,7 +37,11 @@ func (Cluster) Up(ctx context.Context) error {
 
 // Down deletes the cluster and its project-local kubeconfig.
 func (Cluster) Down(ctx context.Context) error {
-	return cluster.Down(ctx, progress.Default(), stack.ClusterOptions())
+	root, err := project.Root()
+	if err != nil {
+		return err
+	}
+	return cluster.Down(ctx, progress.Default(), stack.ClusterOptions(root))
 }
 
 // Status shows the nodes, kwok and versions of the running cluster.
@@ -50,11 +54,11 @@ type Images mg.Namespace
 
 // All resolves every image (node, kwok, workload) from TERMLAB_IMAGES=auto|official|build.
 func (Images) All(ctx context.Context) error {
-	src, err := images.ParseSource(os.Getenv("TERMLAB_IMAGES"))
+	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err
 	}
-	set, _, err := stack.Images(ctx, progress.Default(), src)
+	set, _, err := stack.Images(ctx, progress.Default(), o.Root, o.Images)
 	if err == nil {
 		fmt.Printf("node:     %s (%s)\nkwok:     %s (%s)\nworkload: %s\n", set.Node, set.NodeFrom, set.Kwok, set.KwokFrom, set.Workload)
 	}
@@ -63,7 +67,11 @@ func (Images) All(ctx context.Context) error {
 
 // Node builds the node image locally from the Go module proxy and Debian packages (cached by inputs).
 func (Images) Node(ctx context.Context) error {
-	ref, err := stack.BuildNodeImage(ctx, progress.Default())
+	root, err := project.Root()
+	if err != nil {
+		return err
+	}
+	ref, err := stack.BuildNodeImage(ctx, progress.Default(), root)
 	if err == nil {
 		fmt.Println(ref)
 	}

@@ -19,19 +19,23 @@ type Results mg.Namespace
 
 // Compare says whether runs match, normalised (claims, verdicts, transition sequences; timings within tolerance): by default each lab's latest run against results/reference/<lab>; -run=<run> [-against=<run>].
 func (Results) Compare(ctx context.Context, run, against *string) error {
-	pairs, missing, err := compare.Pairs(project.ResultsDir(), deref(run), deref(against))
+	results, err := resultsDir()
+	if err != nil {
+		return err
+	}
+	pairs, missing, err := compare.Pairs(results, deref(run), deref(against))
 	if err != nil {
 		return err
 	}
 	for _, l := range missing {
 		fmt.Printf("lab:%s has a reference run but no run yet (run it: lab:%s)\n\n", l, l)
 	}
-	rs, err := compare.Compare(os.Stdout, pairs, compare.DefaultTolerance)
+	rs, err := compare.Compare(os.Stdout, pairs)
 	if err != nil {
 		return err
 	}
 	if run == nil && against == nil {
-		for _, l := range compare.Unreferenced(project.ResultsDir()) {
+		for _, l := range compare.Unreferenced(results) {
 			fmt.Printf("lab:%s has runs but no reference run (make one: results:reference -run=%s)\n", l, l)
 		}
 	}
@@ -46,7 +50,11 @@ func (Results) Compare(ctx context.Context, run, against *string) error {
 
 // Index regenerates results/index.md: every run with lab, time, versions and verdict, linked to its report.
 func (Results) Index() error {
-	p, err := resultsindex.Write(project.ResultsDir())
+	results, err := resultsDir()
+	if err != nil {
+		return err
+	}
+	p, err := resultsindex.Write(results)
 	if err == nil {
 		fmt.Println(p)
 	}
@@ -55,7 +63,17 @@ func (Results) Index() error {
 
 // Reference makes a passing run its lab's reference run, results/reference/<lab> (to be committed): -run=<run>, default each lab's latest.
 func (Results) Reference(run *string) error {
-	return compare.Promote(os.Stdout, project.ResultsDir(), deref(run))
+	results, err := resultsDir()
+	if err != nil {
+		return err
+	}
+	return compare.Promote(os.Stdout, results, deref(run))
+}
+
+// resultsDir is results/ of the repository (or bundle) the target runs in.
+func resultsDir() (string, error) {
+	root, err := project.Root()
+	return project.ResultsDir(root), err
 }
 
 func deref(s *string) string {

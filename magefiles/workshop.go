@@ -10,10 +10,8 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
-	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/internal/workshop"
 	"github.com/termlab/termlab/labs"
@@ -44,7 +42,7 @@ func (Workshop) Run(ctx context.Context, step *bool) error {
 		return err
 	}
 	_, err = workshop.Session(ctx, env, labs.All, workshop.SessionOptions{
-		Root: project.MustRoot(),
+		Root: o.Root,
 		Step: (step != nil && *step) || os.Getenv(workshop.StepEnv) != "",
 		Lab:  lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""},
 	})
@@ -53,11 +51,11 @@ func (Workshop) Run(ctx context.Context, step *bool) error {
 
 // Bundle writes one archive with everything a session needs offline: images, inputs, kwok sources, reference runs, a standalone binary, digests (-out=<file>, default bin/termlab-workshop.tar.gz).
 func (Workshop) Bundle(ctx context.Context, out *string) error {
-	src, err := images.ParseSource(os.Getenv("TERMLAB_IMAGES"))
+	so, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err
 	}
-	o := workshop.BundleOptions{Root: project.MustRoot(), Images: src, Log: progress.Default(), Labs: labs.All}
+	o := workshop.BundleOptions{Root: so.Root, Images: so.Images, Log: progress.Default(), Labs: labs.All}
 	if out != nil {
 		o.Out = *out
 	}

@@ -23,6 +23,7 @@ import (
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -354,11 +355,10 @@ func NodeReady(n *corev1.Node) bool {
 // LoadImage makes a local docker image available to every real node's
 // containerd, skipping nodes that already have the same image ID.
 func LoadImage(ctx context.Context, env *Env, ref string) error {
-	idOut, err := kindexec.Output(kindexec.CommandContext(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", ref))
+	id, err := dockerimage.ID(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
 	}
-	id := strings.TrimSpace(string(idOut))
 	for _, n := range append([]nodes.Node{env.ControlPlane}, env.Workers...) {
 		if have, err := nodeutils.ImageID(n, ref); err == nil && have == id {
 			continue
@@ -372,17 +372,16 @@ func LoadImage(ctx context.Context, env *Env, ref string) error {
 
 func loadInto(ctx context.Context, n nodes.Node, ref string) error {
 	pr, pw := io.Pipe()
-	save := kindexec.CommandContext(ctx, "docker", "save", ref).SetStdout(pw)
 	errc := make(chan error, 1)
 	go func() {
-		err := save.Run()
+		err := dockerimage.Save(ctx, pw, ref)
 		pw.CloseWithError(err)
 		errc <- err
 	}()
 	loadErr := nodeutils.LoadImageArchive(n, pr)
 	pr.Close()
 	if saveErr := <-errc; saveErr != nil {
-		return fmt.Errorf("docker save %s: %w", ref, saveErr)
+		return saveErr
 	}
 	if loadErr != nil {
 		return fmt.Errorf("loading %s into node %s: %w", ref, n, loadErr)

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/kubelet"
@@ -78,9 +79,8 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		if p.Labels[RunIDLabel] == currentRunID || kept[p.Namespace] || len(p.Finalizers) == 0 {
 			continue
 		}
-		_, err := core.Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("removing finalizers %v of leftover pod %s/%s: %w", p.Finalizers, p.Namespace, p.Name, err))
+		if err := ReleaseFinalizers(ctx, env.Client, p.Namespace, p.Name); err != nil {
+			errs = append(errs, fmt.Errorf("leftover pod %s/%s with finalizers %v: %w", p.Namespace, p.Name, p.Finalizers, err))
 			continue
 		}
 		stuck[p.Namespace] = append(stuck[p.Namespace], fmt.Sprintf("%s %v", p.Name, p.Finalizers))
@@ -126,4 +126,15 @@ func kubeletNodes(env *cluster.Env) []kubelet.Node {
 		out = append(out, w)
 	}
 	return out
+}
+
+// ReleaseFinalizers removes every finalizer of a pod termlab created (the
+// same merge patch a lab's remove-finalizers step sends). A pod that is
+// already gone is not an error.
+func ReleaseFinalizers(ctx context.Context, client kubernetes.Interface, namespace, pod string) error {
+	_, err := client.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the finalizers of pod %s/%s: %w", namespace, pod, err)
+	}
+	return nil
 }

@@ -49,13 +49,13 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer) (Figures, error
 		return f, err
 	}
 	begin := time.Now()
-	set, _, err := stack.Images(ctx, log, o.Images)
+	set, _, err := stack.Images(ctx, log, o.Root, o.Images)
 	if err != nil {
 		return f, err
 	}
 	f.ImagesCachedSeconds = time.Since(begin).Seconds()
 
-	co := stack.ClusterOptions()
+	co := stack.ClusterOptions(o.Root)
 	if err := cluster.Down(ctx, log, co); err != nil {
 		return f, err
 	}

@@ -35,28 +35,19 @@ func Root() (string, error) {
 	}
 }
 
-// MustRoot is Root for callers that cannot continue without it.
-func MustRoot() string {
-	r, err := Root()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	return r
-}
-
-// StateDir is the git-ignored folder for the kubeconfig and local state.
-func StateDir() string { return filepath.Join(MustRoot(), ".termlab") }
+// StateDir is the git-ignored folder of the repository at root for the
+// kubeconfig and local state.
+func StateDir(root string) string { return filepath.Join(root, ".termlab") }
 
 // KubeconfigPath is where cluster:up writes the cluster's kubeconfig; the
 // user's ~/.kube/config is left alone.
-func KubeconfigPath() string { return filepath.Join(StateDir(), "kubeconfig") }
+func KubeconfigPath(root string) string { return filepath.Join(StateDir(root), "kubeconfig") }
 
 // ManifestsDir holds the project's inputs (kind config, kwok stages, pods, CNI).
-func ManifestsDir() string { return filepath.Join(MustRoot(), "manifests") }
+func ManifestsDir(root string) string { return filepath.Join(root, "manifests") }
 
 // ResultsDir holds run folders.
-func ResultsDir() string { return filepath.Join(MustRoot(), "results") }
+func ResultsDir(root string) string { return filepath.Join(root, "results") }
 
 // CacheDir is the machine-wide build cache (survives fresh clones): the user
 // cache dir, or TERMLAB_CACHE_DIR.

@@ -22,6 +22,8 @@ import (
 
 // Options for Up; zero values mean the defaults.
 type Options struct {
+	// Root is the termlab repository (or unpacked workshop bundle).
+	Root      string
 	Images    images.Source // TERMLAB_IMAGES: auto (default), official, build
 	FakeNodes int           // TERMLAB_FAKE_NODES: default 2
 	Recreate  bool
@@ -33,7 +35,11 @@ func OptionsFromEnv() (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	o := Options{Images: src, FakeNodes: 2}
+	root, err := project.Root()
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{Root: root, Images: src, FakeNodes: 2}
 	if v := os.Getenv("TERMLAB_FAKE_NODES"); v != "" {
 		if _, err := fmt.Sscanf(v, "%d", &o.FakeNodes); err != nil || o.FakeNodes < 0 {
 			return o, fmt.Errorf("TERMLAB_FAKE_NODES=%q: want a whole number >= 0", v)
@@ -43,18 +49,17 @@ func OptionsFromEnv() (Options, error) {
 	return o, nil
 }
 
-// ClusterOptions are the project's cluster settings.
-func ClusterOptions() cluster.Options {
+// ClusterOptions are the cluster settings of the repository at root.
+func ClusterOptions(root string) cluster.Options {
 	return cluster.Options{
 		Name:           cluster.DefaultName,
-		ConfigPath:     filepath.Join(project.ManifestsDir(), "kind", "cluster.yaml"),
-		KubeconfigPath: project.KubeconfigPath(),
+		ConfigPath:     filepath.Join(project.ManifestsDir(root), "kind", "cluster.yaml"),
+		KubeconfigPath: project.KubeconfigPath(root),
 	}
 }
 
 // Images prepares the Docker engine and every image, building what is missing.
-func Images(ctx context.Context, log *progress.Logger, src images.Source) (images.Set, string, error) {
-	root := project.MustRoot()
+func Images(ctx context.Context, log *progress.Logger, root string, src images.Source) (images.Set, string, error) {
 	dockerVersion, err := dockerhost.Ensure(ctx, log, root)
 	if err != nil {
 		return images.Set{}, "", err
@@ -64,8 +69,7 @@ func Images(ctx context.Context, log *progress.Logger, src images.Source) (image
 }
 
 // BuildNodeImage prepares the engine and builds the node image locally.
-func BuildNodeImage(ctx context.Context, log *progress.Logger) (string, error) {
-	root := project.MustRoot()
+func BuildNodeImage(ctx context.Context, log *progress.Logger, root string) (string, error) {
 	if _, err := dockerhost.Ensure(ctx, log, root); err != nil {
 		return "", err
 	}
@@ -75,11 +79,11 @@ func BuildNodeImage(ctx context.Context, log *progress.Logger) (string, error) {
 // Up brings the whole stack up (or reuses it) and returns the labs' Env.
 func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, error) {
 	begin := time.Now()
-	set, dockerVersion, err := Images(ctx, log, o.Images)
+	set, dockerVersion, err := Images(ctx, log, o.Root, o.Images)
 	if err != nil {
 		return nil, err
 	}
-	co := ClusterOptions()
+	co := ClusterOptions(o.Root)
 	co.NodeImage, co.ImageRepository, co.Recreate = set.Node, set.ImageRepository, o.Recreate
 	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
 	// so a stopped kubelet is a leftover; a node that is NotReady only because
@@ -116,7 +120,11 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 
 // Connect attaches to the running stack without changing it (for tests and labs that must not create).
 func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
-	env, err := cluster.Connect(ctx, log, ClusterOptions())
+	root, err := project.Root()
+	if err != nil {
+		return nil, err
+	}
+	env, err := cluster.Connect(ctx, log, ClusterOptions(root))
 	if err != nil {
 		return nil, err
 	}

@@ -12,11 +12,16 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
 )
 
 // PrintStatus shows the cluster's health, nodes, kwok and versions.
 func PrintStatus(ctx context.Context, log *progress.Logger, w io.Writer) error {
-	co := ClusterOptions()
+	root, err := project.Root()
+	if err != nil {
+		return err
+	}
+	co := ClusterOptions(root)
 	h := cluster.Check(ctx, log, co)
 	if !h.Exists {
 		fmt.Fprintf(w, "cluster %q does not exist: run `go tool mage cluster:up`\n", co.Name)

@@ -105,7 +105,7 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 
 	// 1. Images, as cluster:up resolves them.
 	t := time.Now()
-	set, dockerVersion, err := stack.Images(ctx, log, opts.Images)
+	set, dockerVersion, err := stack.Images(ctx, log, opts.Root, opts.Images)
 	if err != nil {
 		return nil, fmt.Errorf("resolving the images: %w", err)
 	}

@@ -38,7 +38,10 @@ func TestOfflineBundle(t *testing.T) {
 	if err != nil {
 		t.Skipf("no running cluster: %v", err)
 	}
-	root := project.MustRoot()
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
 	work := t.TempDir()
 
 	archive := filepath.Join(work, "termlab-workshop.tar.gz")

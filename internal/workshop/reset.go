@@ -8,7 +8,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
@@ -58,7 +57,7 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 		log.Infof("reset: %s", s)
 	}
 
-	co := stack.ClusterOptions()
+	co := stack.ClusterOptions(opts.Root)
 	// The same lock as lab runs: a reset in the middle of a run would undo it.
 	release, err := runlock.Acquire(ctx, log, co.Name)
 	if err != nil {
@@ -129,9 +128,8 @@ func deleteRunNamespaces(ctx context.Context, env *cluster.Env, say func(string,
 			if len(pod.Finalizers) == 0 {
 				continue
 			}
-			_, err := core.Pods(ns.Name).Patch(ctx, pod.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("removing the finalizers of %s/%s: %w", ns.Name, pod.Name, err))
+			if err := lab.ReleaseFinalizers(ctx, env.Client, ns.Name, pod.Name); err != nil {
+				errs = append(errs, err)
 				continue
 			}
 			say("removed finalizers %v of pod %s/%s", pod.Finalizers, ns.Name, pod.Name)
