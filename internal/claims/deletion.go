@@ -75,6 +75,8 @@ func DeletionHeld(rec *evidence.Record, h Held) Claim {
 		holdEnd = gone.ObservedAt
 	} else {
 		k.observe("deleted_before_release", false)
+		// No DELETED before the release is an absence: the pod watch must have been up all along.
+		k.watchedThroughout(rec, evidence.WatchPods, del.StartedAt, holdEnd)
 	}
 	k.cite(eventsFile)
 
@@ -173,6 +175,10 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	k.observe("deletionTimestamp_in_deleted_object", gone.DeletionTimestamp != nil)
 	k.observe("finalizers_in_deleted_object", gone.Finalizers)
 	k.require(delay >= 0, "the DELETED event arrived before the %s request", d.After)
+	// An event that came while the pod watch was down is seen only when it is
+	// back: a DELETED seen after the request may have come before it if the
+	// watch was down while the request was made.
+	k.watchedThroughout(rec, evidence.WatchPods, act.StartedAt, act.FinishedAt)
 	k.require(delay <= d.Within, "the DELETED event arrived %s after the %s request, later than %s", delay.Round(time.Millisecond), d.After, d.Within)
 	if d.RequireGone {
 		var found *evidence.Snapshot
@@ -283,6 +289,8 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if s.WhileObjectExists {
 		k.require(!deleted || gone.ObservedAt.After(stopped.ObservedAt), "the API object was deleted (at %s) before the container was seen stopped", stamp(gone.ObservedAt))
+		// No DELETED before the stop is an absence: the pod watch must have been up all along.
+		k.watchedThroughout(rec, evidence.WatchPods, act.StartedAt, stopped.ObservedAt)
 		terminal, ok := rec.FirstEvent(s.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Type != "DELETED" && e.Terminal() })
 		if k.require(ok, "no watch event after the %s request showed phase Succeeded or Failed", s.After) {
 			k.observe("pod_phase", terminal.Phase)
@@ -568,6 +576,9 @@ func NodeNotReady(rec *evidence.Record, n NotReady) Claim {
 		k.observe("not_ready_at", stamp(e.ObservedAt))
 		k.observe("not_ready_after_seconds", seconds(after))
 		k.require(after <= n.Within, "the node turned NotReady %s after the %s, later than %s", after.Round(time.Millisecond), n.After, n.Within)
+		// A change that came while the nodes watch was down is seen only when
+		// it is back: "after the request" needs the watch up then.
+		k.watchedThroughout(rec, evidence.WatchNodes, act.StartedAt, act.FinishedAt)
 		return k.done()
 	}
 	return k.missing("no change of node %s's Ready condition away from True was recorded after the %s", n.Node, n.After)

@@ -81,7 +81,15 @@ func sequences(k *check, rec *evidence.Record, ref, cand string) (r, c []Transit
 	k.observe("candidate_transitions", Strings(c))
 	okR := k.require(Complete(r), "the deletion of %s (the reference) was not observed whole, from deletionTimestamp=set to object=DELETED: %q", ref, Strings(r))
 	okC := k.require(Complete(c), "the deletion of %s was not observed whole, from deletionTimestamp=set to object=DELETED: %q", cand, Strings(c))
-	return r, c, okR && okC
+	// Equal sequences show that no other transition came between: an absence,
+	// so the pod watch must have been up through each pod's deletion.
+	watched := true
+	for _, pod := range []string{ref, cand} {
+		if from, to, ok := deletionWindow(rec.EventsFor(pod)); ok {
+			watched = k.watchedThroughout(rec, evidence.WatchPods, from, to) && watched
+		}
+	}
+	return r, c, okR && okC && watched
 }
 
 // Fidelity names two pods that went through the same scenario: Reference on a
@@ -164,6 +172,10 @@ func FinalizersStripped(rec *evidence.Record, s Stripped) Claim {
 	if s.Want != nil {
 		k.observe("want_transitions", s.Want)
 		k.require(slices.Equal(seq, s.Want), "the deletion of %s went %q, not the reported %q", s.Pod, seq, s.Want)
+		// "Exactly these transitions" says no other came between: the pod watch must have been up.
+		if from, to, ok := deletionWindow(rec.EventsFor(s.Pod)); ok {
+			k.watchedThroughout(rec, evidence.WatchPods, from, to)
+		}
 	}
 	return k.done()
 }
@@ -223,12 +235,17 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	if !k.require(ok, "no DELETED event of pod %s was observed", c.Pod) {
 		return k.done()
 	}
+	// "Never shown terminated" is an absence: the pod watch must have been up
+	// from the pod's creation to its DELETED event.
+	k.watchedThroughout(rec, evidence.WatchPods, existedFrom(rec, c.Pod), gone.ObservedAt)
 	k.observe("deleted_after_s", seconds(gone.ObservedAt.Sub(del.StartedAt)))
 	if c.Finalizer != "" {
 		k.require(zero.Type != "DELETED" && zero.HasFinalizer(c.Finalizer), "at deletionGracePeriodSeconds 0 pod %s no longer carried finalizer %s", c.Pod, c.Finalizer)
 		rel, ok := action(k, rec, c.Release, c.Pod)
 		if ok {
 			k.require(!gone.ObservedAt.Before(rel.StartedAt), "pod %s was DELETED at %s, before the lab removed finalizer %s at %s", c.Pod, stamp(gone.ObservedAt), c.Finalizer, stamp(rel.StartedAt))
+			// A DELETED seen after the release may have come before it if the watch was down then.
+			k.watchedThroughout(rec, evidence.WatchPods, rel.StartedAt, rel.FinishedAt)
 		}
 	}
 	r, cand, ok := sequences(k, rec, c.Reference, c.Pod)
@@ -297,6 +314,12 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 				break
 			}
 		}
+		// "Kept the label" is an absence of another label: the pod watch must have been up while the pod existed.
+		until := rec.EndedAt
+		if gone, ok := rec.Deleted(pod); ok {
+			until = gone.ObservedAt
+		}
+		k.watchedThroughout(rec, evidence.WatchPods, create.StartedAt, until)
 		k.require(strings.HasPrefix(nodes[pod], p.FakeNodePrefix), "pod %s was bound to %q, not to a fake node (%s…)", pod, nodes[pod], p.FakeNodePrefix)
 		k.require(len(p.Installed[want]) > 0, "no Stage object of set %s was recorded as installed", want)
 	}

@@ -42,10 +42,17 @@ func run(ctx context.Context, node Node, name string, args ...string) nodeOutput
 	return out
 }
 
-// notFound reports whether crictl said the container does not exist.
+// crictlNotFound is how crictl passes on the runtime's gRPC NotFound status:
+// `crictl inspect <unknown id>` fails with "rpc error: code = NotFound desc = …"
+// on stderr.
+const crictlNotFound = "code = NotFound"
+
+// notFound reports whether crictl itself answered that the container does not
+// exist. Any other failure — crictl missing on the node ("executable file not
+// found"), the node container gone, docker exec failing — says nothing about
+// the container and is an error of the observation, never a state.
 func notFound(o nodeOutput) bool {
-	s := strings.ToLower(string(o.stderr) + string(o.stdout))
-	return o.err != nil && (strings.Contains(s, "not found") || strings.Contains(s, "notfound") || strings.Contains(s, "does not exist"))
+	return o.err != nil && bytes.Contains(o.stderr, []byte(crictlNotFound))
 }
 
 // ObserveContainer records what crictl on the node says about the container

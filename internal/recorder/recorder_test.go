@@ -53,16 +53,31 @@ func TestFromInspectNotFound(t *testing.T) {
 	if o.State != evidence.ContainerNotFound {
 		t.Fatalf("%+v", o)
 	}
-	o = fromInspect(nodeOutput{err: errors.New("docker exec: no such container")}, "abc")
-	if o.State != "" || o.Error == "" {
-		t.Fatalf("an exec failure must not read as a state: %+v", o)
+	// Failures that are not crictl's NotFound answer say nothing about the
+	// container, even when their text says "not found".
+	for name, failed := range map[string]nodeOutput{
+		"docker exec failed":         {err: errors.New("docker exec: no such container")},
+		"crictl missing on the node": {err: errors.New(`exec: "crictl": executable file not found in $PATH`), stderr: []byte(`OCI runtime exec failed: exec failed: unable to start container process: exec: "crictl": executable file not found in $PATH: unknown`)},
+		"node container gone":        {err: errors.New("exit status 1"), stderr: []byte("Error response from daemon: container termlab-worker not found")},
+		"runtime unreachable":        {err: errors.New("exit status 1"), stderr: []byte(`rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix /run/containerd/containerd.sock: connect: no such file or directory"`)},
+		"not found only on stdout":   {err: errors.New("exit status 1"), stdout: []byte("code = NotFound")},
+	} {
+		o := fromInspect(failed, "abc")
+		if o.State != "" || o.Error == "" {
+			t.Errorf("%s: must be an error of the observation, not a state: %+v", name, o)
+		}
+	}
+	// A successful inspect whose output mentions NotFound is still parsed, not NOT_FOUND.
+	o = fromInspect(nodeOutput{stdout: []byte(`{"status":{"id":"abc","state":"CONTAINER_RUNNING","reason":"code = NotFound"}}`)}, "abc")
+	if o.State != evidence.ContainerRunning {
+		t.Fatalf("a successful inspect read as %+v", o)
 	}
 }
 
 func newTestRecorder(t *testing.T) *Recorder {
 	dir := t.TempDir()
-	r := &Recorder{cfg: Config{Dir: dir, Nodes: []string{"w2"}}, changed: make(chan struct{}), files: map[string]*os.File{}, step: -1, seq: map[string]int{}}
-	for _, name := range []string{evidence.EventsFile, evidence.KubeEventsFile, evidence.NodesFile, evidence.ActionsFile} {
+	r := &Recorder{cfg: Config{Dir: dir, Nodes: []string{"w2"}}, changed: make(chan struct{}), files: map[string]*os.File{}, step: -1, seq: map[string]int{}, gaps: map[string]*openGap{}}
+	for _, name := range recordedFiles {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -133,7 +148,7 @@ func TestWaitPodWakesOnTheEventAndRecordsInOrder(t *testing.T) {
 func TestStepFoldersAndActions(t *testing.T) {
 	r := newTestRecorder(t)
 	end := r.BeginStep("Force delete held!")
-	err := r.Act("force-delete", "held", map[string]any{"gracePeriodSeconds": 0}, "kubectl delete --force", func() error { return nil })
+	_, err := r.Act("force-delete", "held", map[string]any{"gracePeriodSeconds": 0}, "kubectl delete --force", func() error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
