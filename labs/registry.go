@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs/stuck"
 )
 
 // All is every lab, in the order lab:all and the workshop run them.
@@ -18,6 +19,7 @@ var All = []lab.Definition{
 	finalizer.Definition,
 	force.Definition,
 	orphan.Definition,
+	stuck.Definition,
 	kwoklab.Definition,
 }
 

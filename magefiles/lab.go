@@ -33,6 +33,9 @@ func (Lab) Force(ctx context.Context) error { return runLab(ctx, "force") }
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
 func (Lab) Orphan(ctx context.Context) error { return runLab(ctx, "orphan") }
 
+// Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.
+func (Lab) Stuck(ctx context.Context) error { return runLab(ctx, "stuck") }
+
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
 func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
 

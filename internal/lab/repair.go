@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,6 +48,14 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 				errs = append(errs, err)
 			}
 		}
+	}
+
+	untainted, err := removeLeftoverTaints(ctx, env.Client)
+	for _, line := range untainted {
+		say("%s", line)
+	}
+	if err != nil {
+		errs = append(errs, err)
 	}
 
 	core := env.Client.CoreV1()
@@ -137,4 +147,28 @@ func ReleaseFinalizers(ctx context.Context, client kubernetes.Interface, namespa
 		return fmt.Errorf("removing the finalizers of pod %s/%s: %w", namespace, pod, err)
 	}
 	return nil
+}
+
+// removeLeftoverTaints removes from every node marked TaintedByAnnotation
+// the taints a run adds (the out-of-service taint): that run did not finish.
+func removeLeftoverTaints(ctx context.Context, client kubernetes.Interface) ([]string, error) {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes for leftover taints: %w", err)
+	}
+	var repairs []string
+	var errs []error
+	for _, n := range list.Items {
+		run, ok := n.Annotations[TaintedByAnnotation]
+		if !ok {
+			continue
+		}
+		oos := corev1.Taint{Key: corev1.TaintNodeOutOfService, Effect: corev1.TaintEffectNoExecute}
+		if err := setTaint(ctx, client, n.Name, oos, run, false); err != nil {
+			errs = append(errs, fmt.Errorf("removing leftover taint %s from %s: %w", oos.Key, n.Name, err))
+			continue
+		}
+		repairs = append(repairs, fmt.Sprintf("node %s still carried the %s taint of run %s (it did not finish): removed it", n.Name, oos.Key, run))
+	}
+	return repairs, errors.Join(errs...)
 }

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/yaml"
 
@@ -44,6 +46,7 @@ type Run struct {
 	mu                 sync.Mutex
 	restoring          sync.Mutex
 	stoppedKubelet     map[string]nodes.Node
+	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []nodes.Node
 }
 
@@ -257,6 +260,76 @@ func shellJoin(argv []string) string {
 	return strings.Join(out, " ")
 }
 
+// TaintedByAnnotation marks a node termlab tainted: its value is the run id.
+// A later run's repair removes the taints of a run that did not finish.
+const TaintedByAnnotation = "termlab.dev/tainted-by-run"
+
+// TaintNode adds taint to the node (as `kubectl taint` does) and marks the
+// node with the run id. From this call on, cleanup removes it on every exit
+// path, and a later run's repair removes it if this run is killed.
+func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) error {
+	r.mu.Lock()
+	if r.taintedNodes == nil {
+		r.taintedNodes = map[string]corev1.Taint{}
+	}
+	r.taintedNodes[node] = taint
+	r.mu.Unlock()
+	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
+	err := r.act("taint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}}, equivalent, func() error {
+		return setTaint(ctx, r.Env.Client, node, taint, r.ID, true)
+	})
+	if err != nil {
+		return fmt.Errorf("tainting node %s with %s: %w", node, taint.Key, err)
+	}
+	r.Infof("sent %s", equivalent)
+	return nil
+}
+
+// UntaintNode removes the taint TaintNode added.
+func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) error {
+	equivalent := fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect)
+	err := r.act("untaint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}}, equivalent, func() error {
+		return setTaint(ctx, r.Env.Client, node, taint, r.ID, false)
+	})
+	if err != nil {
+		return fmt.Errorf("removing taint %s from node %s: %w", taint.Key, node, err)
+	}
+	r.mu.Lock()
+	delete(r.taintedNodes, node)
+	r.mu.Unlock()
+	r.Infof("sent %s", equivalent)
+	return nil
+}
+
+// setTaint adds or removes the taint (by key and effect) and the run's mark,
+// retrying on conflicts with the node controller, which updates taints too.
+func setTaint(ctx context.Context, client kubernetes.Interface, node string, taint corev1.Taint, runID string, add bool) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var kept []corev1.Taint
+		for _, t := range n.Spec.Taints {
+			if t.Key != taint.Key || t.Effect != taint.Effect {
+				kept = append(kept, t)
+			}
+		}
+		if add {
+			kept = append(kept, taint)
+			if n.Annotations == nil {
+				n.Annotations = map[string]string{}
+			}
+			n.Annotations[TaintedByAnnotation] = runID
+		} else {
+			delete(n.Annotations, TaintedByAnnotation)
+		}
+		n.Spec.Taints = kept
+		_, err = client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+		return err
+	})
+}
+
 // WaitNodeReady polls the node until its Ready condition is True (polling
 // to reach a state; the node's history is in the recorder's watch).
 func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout time.Duration) error {
@@ -310,6 +383,18 @@ func (r *Run) cleanup(ctx context.Context) error {
 	}
 	if _, err := r.restoreKubelets(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	r.mu.Lock()
+	tainted := make(map[string]corev1.Taint, len(r.taintedNodes))
+	for n, t := range r.taintedNodes {
+		tainted[n] = t
+	}
+	r.mu.Unlock()
+	for node, taint := range tainted {
+		r.Log.Infof("cleanup: removing taint %s from %s", taint.Key, node)
+		if err := r.UntaintNode(ctx, node, taint); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if r.opts.Keep {
 		if err := r.markKept(ctx); err != nil {

@@ -1,0 +1,182 @@
+package claims
+
+import (
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Stuck: a pod whose deletion nobody completes, because its kubelet is down.
+type Stuck struct {
+	ID, Statement string
+	Pod           string
+	// Node is the pod's node, whose kubelet was stopped.
+	Node string
+	// Delete is the action kind that asked for deletion; Until is the action
+	// kind that ends the window in which the object must stay.
+	Delete, Until string
+	// PastDeadline is how long past its grace deadline (the deletionTimestamp)
+	// the object must have been seen to stay.
+	PastDeadline time.Duration
+}
+
+// StaysTerminating decides that after the delete the object got a
+// deletionTimestamp and then stayed, with no DELETED event, until the Until
+// action — at least PastDeadline past its grace deadline and past the moment
+// its node turned NotReady — while crictl still showed its container running
+// after the deadline.
+func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
+	k := newCheck(s.ID, s.Statement)
+	del, ok := action(k, rec, s.Delete, s.Pod)
+	if !ok {
+		return k.done()
+	}
+	until, ok := action(k, rec, s.Until, targetOf(rec, s.Until, s.Pod))
+	if !ok {
+		return k.done()
+	}
+	k.cite(eventsFile)
+	marked, ok := rec.FirstEvent(s.Pod, del.StartedAt, func(e evidence.PodEvent) bool { return e.DeletionTimestamp != nil })
+	if !ok {
+		return k.missing("no watch event after the %s request showed a deletionTimestamp", s.Delete)
+	}
+	deadline := *marked.DeletionTimestamp
+	k.observe("deletionTimestamp", stamp(deadline))
+	k.observe("deletionGracePeriodSeconds", marked.DeletionGracePeriodSeconds)
+	if gone, ok := rec.Deleted(s.Pod); ok && gone.ObservedAt.Before(until.StartedAt) {
+		k.require(false, "a DELETED event arrived at %s, before the %s request", stamp(gone.ObservedAt), s.Until)
+	}
+	k.watchedThroughout(rec, evidence.WatchPods, del.StartedAt, until.StartedAt)
+	past := until.StartedAt.Sub(deadline)
+	k.observe("stayed_past_deadline_seconds", seconds(past))
+	k.require(past >= s.PastDeadline, "the object was watched only %s past its grace deadline, the claim needs %s", past.Round(time.Millisecond), s.PastDeadline)
+	if last, ok := rec.Latest(s.Pod, until.StartedAt); ok {
+		k.observe("phase_before_"+strings.ReplaceAll(s.Until, "-", "_"), last.Phase)
+	}
+
+	k.cite(nodesFile)
+	notReady, ok := firstNodeEvent(rec, s.Node, del.StartedAt, func(e evidence.NodeEvent) bool { return e.Ready != "True" })
+	if k.require(ok && notReady.ObservedAt.Before(until.StartedAt), "node %s was not seen NotReady before the %s request", s.Node, s.Until) {
+		k.observe("node_not_ready_at", stamp(notReady.ObservedAt))
+		k.observe("stayed_past_not_ready_seconds", seconds(until.StartedAt.Sub(notReady.ObservedAt)))
+	}
+
+	id, ok := ContainerID(rec, s.Pod)
+	if !k.require(ok, "the API never reported a container ID for pod %s", s.Pod) {
+		return k.done()
+	}
+	running := 0
+	for _, o := range rec.ContainersFor(s.Pod) {
+		if o.ContainerID == id && o.ObservedAt.After(deadline) && o.ObservedAt.Before(until.StartedAt) {
+			k.cite(o.InspectPath)
+			if o.State == evidence.ContainerRunning {
+				running++
+			} else {
+				k.require(false, "crictl showed %s at %s, while the object was Terminating", o.State, stamp(o.ObservedAt))
+			}
+		}
+	}
+	k.observe("running_looks_past_deadline", running)
+	k.require(running >= 1, "no crictl look after the grace deadline showed the container running")
+	return k.done()
+}
+
+// Tainted: a node gets a taint after an action.
+type Tainted struct {
+	ID, Statement string
+	Node          string
+	// Taint is "key:Effect", as the record keeps taints.
+	Taint string
+	// After is the action kind the bound counts from.
+	After  string
+	Within time.Duration
+}
+
+// NodeTaintedWithin decides from the recorded node changes that the node
+// carried the taint within the bound after the action.
+func NodeTaintedWithin(rec *evidence.Record, t Tainted) Claim {
+	k := newCheck(t.ID, t.Statement)
+	act, ok := action(k, rec, t.After, t.Node)
+	if !ok {
+		return k.done()
+	}
+	k.cite(nodesFile)
+	e, ok := firstNodeEvent(rec, t.Node, act.StartedAt, func(e evidence.NodeEvent) bool {
+		for _, x := range e.Taints {
+			if x == t.Taint {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		return k.missing("no recorded change of node %s after the %s showed taint %s", t.Node, t.After, t.Taint)
+	}
+	after := e.ObservedAt.Sub(act.StartedAt)
+	k.observe("tainted_at", stamp(e.ObservedAt))
+	k.observe("tainted_after_seconds", seconds(after))
+	k.observe("taints", e.Taints)
+	k.observe("ready", e.Ready)
+	k.require(after <= t.Within, "the node carried %s %s after the %s, later than %s", t.Taint, after.Round(time.Millisecond), t.After, t.Within)
+	return k.done()
+}
+
+// Collected: a controller fails and deletes a terminating pod after an action.
+type Collected struct {
+	ID, Statement string
+	Pod           string
+	// After is the action kind the bound counts from (e.g. the taint).
+	After  string
+	Within time.Duration
+	// KubeletStopped and KubeletStarted are the action kinds that stopped and
+	// started the pod's kubelet: in between, a phase change cannot come from it.
+	KubeletStopped, KubeletStarted string
+}
+
+// FailedAndDeletedWithin decides that, within the bound after the action,
+// the pod was marked phase Failed and then DELETED, while its kubelet was
+// stopped: a controller's doing (the pod garbage collector patches the phase
+// to Failed, then deletes with grace 0).
+func FailedAndDeletedWithin(rec *evidence.Record, c Collected) Claim {
+	k := newCheck(c.ID, c.Statement)
+	act, ok := action(k, rec, c.After, targetOf(rec, c.After, c.Pod))
+	if !ok {
+		return k.done()
+	}
+	stopped, ok := action(k, rec, c.KubeletStopped, targetOf(rec, c.KubeletStopped, c.Pod))
+	if !ok {
+		return k.done()
+	}
+	k.cite(eventsFile)
+	gone, ok := rec.Deleted(c.Pod)
+	if !ok {
+		return k.missing("no DELETED event of pod %s was recorded", c.Pod)
+	}
+	delay := gone.ObservedAt.Sub(act.StartedAt)
+	k.observe("deleted_at", stamp(gone.ObservedAt))
+	k.observe("deleted_after_seconds", seconds(delay))
+	k.observe("deletionGracePeriodSeconds_in_deleted_object", gone.DeletionGracePeriodSeconds)
+	k.require(delay >= 0, "the DELETED event arrived before the %s", c.After)
+	k.require(delay <= c.Within, "the DELETED event arrived %s after the %s, later than %s", delay.Round(time.Millisecond), c.After, c.Within)
+	failed, ok := rec.FirstEvent(c.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Phase == "Failed" })
+	if k.require(ok && !failed.ObservedAt.After(gone.ObservedAt), "the pod was not reported phase Failed before it was deleted") {
+		k.observe("failed_at", stamp(failed.ObservedAt))
+		k.observe("failed_resourceVersion", failed.ResourceVersion)
+	}
+	if restart, ok := rec.Action(c.KubeletStarted, stopped.Target); ok {
+		k.require(restart.StartedAt.After(gone.ObservedAt), "the kubelet was started again (%s) before the pod was deleted: the kubelet may have done it", stamp(restart.StartedAt))
+	}
+	k.observe("kubelet_stopped_since", stamp(stopped.StartedAt))
+	return k.done()
+}
+
+// firstNodeEvent is the node's first recorded change at or after from that satisfies match.
+func firstNodeEvent(rec *evidence.Record, node string, from time.Time, match func(evidence.NodeEvent) bool) (evidence.NodeEvent, bool) {
+	for _, e := range rec.NodeEventsFor(node) {
+		if !e.ObservedAt.Before(from) && match(e) {
+			return e, true
+		}
+	}
+	return evidence.NodeEvent{}, false
+}

@@ -1,0 +1,278 @@
+// Package stuck is lab:stuck — an ordinary delete on a node whose kubelet is
+// stopped, then the documented way out.
+//
+// Pod stuck (no finalizer) runs on the second real worker. The lab stops
+// only that kubelet and deletes the pod the ordinary way. Nobody can finish
+// the deletion: the object stays Terminating past its grace deadline and
+// past the node turning NotReady, while the container runs on. Then the lab
+// applies node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, the
+// remedy meant for a node that is really shut down, and the pod garbage
+// collector force-deletes the pod. The node was not shut down: the container
+// still runs after the object is gone. Cleanup removes the taint and starts
+// the kubelet, which kills the container.
+package stuck
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/lab"
+)
+
+const pod = "stuck"
+
+// outOfService is the taint the Kubernetes docs give for a node that is
+// shut down: pods terminating on it are force-deleted by the pod GC.
+var outOfService = corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
+
+// Bounds, each from the mechanism it waits for.
+const (
+	readyWithin = 90 * time.Second
+	// grace is the pod's terminationGracePeriodSeconds (manifests/pods/stuck.yaml).
+	grace = 30 * time.Second
+	// notReadyWithin: the node controller marks a node whose kubelet stopped
+	// posting status Unknown after node-monitor-grace-period (50 s since
+	// Kubernetes 1.32), checked every node-monitor-period (5 s); plus 20 s
+	// for a loaded machine. Observed in lab:orphan: 43–54 s.
+	notReadyWithin = 75 * time.Second
+	// taintWithin: the node lifecycle controller adds the unreachable
+	// NoExecute taint in the same pass that marks the node Unknown; 10 s
+	// covers its next passes.
+	taintWithin = 10 * time.Second
+	// pastDeadline: the object must still be there this long after its grace
+	// deadline (deletionTimestamp) — by then the kubelet would long have
+	// finished a deletion it could see.
+	pastDeadline = 15 * time.Second
+	// podGCWithin: the pod GC's loop runs every 20 s (gcCheckPeriod) and
+	// deletes terminating pods on NotReady out-of-service nodes; plus 10 s.
+	podGCWithin = 30 * time.Second
+	// stoppedWithin: a restarted kubelet kills a container no pod asks for
+	// within seconds (2.4–2.9 s in lab:orphan); 30 s allows a slow restart.
+	stoppedWithin   = 30 * time.Second
+	nodeReadyWithin = 90 * time.Second
+	probeEvery      = 250 * time.Millisecond
+)
+
+// KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
+// stopped through the NotReady wait, the hold past the deadline and the pod
+// GC, so the node restarts it by itself only after all of them plus half a minute.
+const KubeletRestoreAfter = notReadyWithin + pastDeadline + podGCWithin + 30*time.Second
+
+// Definition is the lab.
+var Definition = lab.Definition{
+	Name:      "stuck",
+	Question:  "A pod is deleted the ordinary way while its node's kubelet is down. Why does it stay Terminating — and what does the out-of-service taint, the documented way out, do to it and to its still-running container?",
+	Summary:   "a delete nobody can finish stays Terminating; the out-of-service taint gets the pod GC to force-delete it, while the container runs on",
+	Uses:      lab.Uses{Worker: 1, StopsKubelet: true},
+	Manifests: []string{"stuck.yaml"},
+	ByHand: []lab.HandStep{
+		{Title: "create pod stuck on the second worker and wait until it is Ready", Pod: pod,
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/stuck.yaml  # the lab also sets the workload image, nodeSelector kubernetes.io/hostname={node} and its run labels", "kubectl wait pod/stuck -n {ns} --for=condition=Ready --timeout=90s"},
+			See: []string{"docker exec {node} crictl ps --label io.kubernetes.pod.name={pod}"}},
+		{Title: "stop only the kubelet (containerd keeps running)",
+			Do:  []string{"docker exec {node} systemd-run --unit=restore-kubelet --on-active=180s --timer-property=AccuracySec=1s systemctl start kubelet  # a safety net", "docker exec {node} systemctl stop kubelet"},
+			See: []string{"docker exec {node} systemctl is-active kubelet"}},
+		{Title: "an ordinary delete: nobody can finish it", Pod: pod,
+			Do:  []string{"kubectl delete pod stuck -n {ns} --wait=false"},
+			See: []string{"kubectl get pod stuck -n {ns} -w", "kubectl get node {node} -o jsonpath='{.spec.taints}'"}},
+		{Title: "the out-of-service taint: the pod GC force-deletes the pod", Pod: pod,
+			Do:  []string{"kubectl taint node {node} node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"},
+			See: []string{"kubectl get pod stuck -n {ns}", "docker exec {node} crictl ps --label io.kubernetes.pod.name={pod}"}},
+		{Title: "undo: remove the taint, start the kubelet; it kills the container", Pod: pod,
+			Do:  []string{"kubectl taint node {node} node.kubernetes.io/out-of-service:NoExecute-", "docker exec {node} systemctl start kubelet", "docker exec {node} systemctl stop restore-kubelet.timer"},
+			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
+}
+
+func steps(ctx context.Context, r *lab.Run) error {
+	worker, err := r.Worker(1)
+	if err != nil {
+		return err
+	}
+	var containerID string
+	err = r.Step(ctx, fmt.Sprintf("create pod %s on %s and record its container ID", pod, worker), func(ctx context.Context) error {
+		containerID, err = r.StartPod(ctx, "stuck.yaml", pod, worker, readyWithin)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.Step(ctx, fmt.Sprintf("stop only the kubelet on %s", worker), func(ctx context.Context) error {
+		return r.StopKubelet(ctx, worker, KubeletRestoreAfter)
+	}); err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("ordinary delete of %s (its %s grace period), then wait for %s to turn NotReady and be tainted unreachable", pod, grace, worker), func(ctx context.Context) error {
+		if err := r.Delete(ctx, pod); err != nil {
+			return err
+		}
+		wctx, cancel := lab.Within(ctx, notReadyWithin)
+		e, err := r.Rec.WaitNode(wctx, worker.String(), "turn NotReady", func(e evidence.NodeEvent) bool { return e.Ready != "True" })
+		cancel()
+		if err == nil {
+			r.Infof("node %s Ready=%s (%s)", worker, e.Ready, e.Reason)
+		}
+		if err := r.Unobserved(ctx, err); err != nil {
+			return err
+		}
+		wctx, cancel = lab.Within(ctx, taintWithin)
+		e, err = r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return hasTaint(e, unreachable) })
+		cancel()
+		if err == nil {
+			r.Infof("node %s taints %v", worker, e.Taints)
+		}
+		return r.Unobserved(ctx, err)
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("hold until %s past the grace deadline: %s stays Terminating, its container runs", pastDeadline, pod), func(ctx context.Context) error {
+		s, err := r.Rec.Snapshot(ctx, pod)
+		if err != nil {
+			return err
+		}
+		if !s.Found || s.State == nil || s.State.DeletionTimestamp == nil {
+			r.Log.Warnf("pod %s is not Terminating (found %v): the lab goes on, the claims will say", pod, s.Found)
+			return nil
+		}
+		until := s.State.DeletionTimestamp.Add(pastDeadline + time.Second)
+		if wait := time.Until(until); wait > 0 {
+			r.Infof("deletionTimestamp %s: holding %s", s.State.DeletionTimestamp.Format(time.RFC3339), wait.Round(time.Second))
+			// The hold itself is the experiment: the watch records whatever happens meanwhile.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
+			return err
+		}
+		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
+		if err == nil {
+			r.Infof("crictl: %s — the object is still Terminating", o.Describe())
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("taint %s out-of-service and wait for the pod GC to delete %s", worker, pod), func(ctx context.Context) error {
+		if err := r.TaintNode(ctx, worker.String(), outOfService); err != nil {
+			return err
+		}
+		wctx, cancel := lab.Within(ctx, podGCWithin)
+		e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
+		cancel()
+		if err == nil {
+			r.Infof("DELETED (resourceVersion %s, phase %s)", e.ResourceVersion, e.Phase)
+		}
+		if err := r.Unobserved(ctx, err); err != nil {
+			return err
+		}
+		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
+			return err
+		}
+		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
+		if err == nil {
+			r.Infof("crictl: %s — with no API object", o.Describe())
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("remove the taint, start the kubelet on %s and watch the container", worker), func(ctx context.Context) error {
+		if err := r.UntaintNode(ctx, worker.String(), outOfService); err != nil {
+			return err
+		}
+		if err := r.StartKubelet(ctx, worker); err != nil {
+			return err
+		}
+		wctx, cancel := lab.Within(ctx, stoppedWithin)
+		defer cancel()
+		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop running", probeEvery, evidence.ContainerObservation.Stopped)
+		if err == nil {
+			r.Infof("crictl: %s", o.Describe())
+		}
+		return r.Unobserved(ctx, err)
+	})
+	if err != nil {
+		return err
+	}
+	return r.Step(ctx, fmt.Sprintf("wait for %s to be Ready again", worker), func(ctx context.Context) error {
+		return lab.WaitNodeReady(ctx, r.Env, worker.String(), nodeReadyWithin)
+	})
+}
+
+// unreachable is the taint the node lifecycle controller puts on a node
+// whose kubelet stopped reporting, as the record writes taints.
+const unreachable = corev1.TaintNodeUnreachable + ":" + string(corev1.TaintEffectNoExecute)
+
+func hasTaint(e evidence.NodeEvent, taint string) bool {
+	for _, t := range e.Taints {
+		if t == taint {
+			return true
+		}
+	}
+	return false
+}
+
+// Claims decides lab:stuck's claims from the record.
+func Claims(rec *evidence.Record) []claims.Claim {
+	node := nodeOf(rec)
+	return []claims.Claim{
+		claims.StaysTerminating(rec, claims.Stuck{
+			ID: "stuck.stays_terminating",
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the out-of-service taint: at least %s past its grace deadline and past the node turning NotReady, while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
+				pod, grace, pastDeadline),
+			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline,
+		}),
+		claims.NodeNotReady(rec, claims.NotReady{
+			ID:        "stuck.node_not_ready",
+			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady within %s of the stop (node-monitor-grace-period 50 s, checked every 5 s, plus 20 s for load).", notReadyWithin),
+			Node:      node, After: "stop-kubelet", Within: notReadyWithin,
+		}),
+		claims.NodeTaintedWithin(rec, claims.Tainted{
+			ID:        "stuck.node_unreachable_taint",
+			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s within %s of the kubelet stop (it does so when it marks the node NotReady).", unreachable, notReadyWithin+taintWithin),
+			Node:      node, Taint: unreachable, After: "stop-kubelet", Within: notReadyWithin + taintWithin,
+		}),
+		claims.FailedAndDeletedWithin(rec, claims.Collected{
+			ID:        "stuck.pod_gc_deleted",
+			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every 20 s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's.", podGCWithin),
+			Pod:       pod, After: "taint-node", Within: podGCWithin, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet",
+		}),
+		claims.RunningAfterDeleted(rec, claims.Orphaned{
+			ID:        "stuck.container_running_after_gone",
+			Statement: fmt.Sprintf("The node was not shut down, so the taint's promise was false: after the DELETED event and until the kubelet is started again, crictl shows the container of %s CONTAINER_RUNNING at every look.", pod),
+			Pod:       pod, Until: "start-kubelet", All: true, MinObservations: 1,
+		}),
+		claims.ContainerStopped(rec, claims.Stops{
+			ID:        "stuck.container_stopped_after_kubelet_restart",
+			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s (a restarted kubelet kills containers no pod asks for). Recorded: its exit code and whether it got SIGTERM.", stoppedWithin),
+			Pod:       pod, After: "start-kubelet", Within: stoppedWithin,
+		}),
+	}
+}
+
+// nodeOf is the node the lab stopped the kubelet on.
+func nodeOf(rec *evidence.Record) string {
+	for _, a := range rec.Actions {
+		if a.Kind == "stop-kubelet" {
+			return a.Target
+		}
+	}
+	return "(no kubelet was stopped)"
+}
