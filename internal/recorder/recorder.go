@@ -58,7 +58,10 @@ type Recorder struct {
 
 // Start lists the run's pods, the namespace's events and the nodes to learn
 // the current resourceVersions, then watches each from there, so that every
-// later change is recorded in order.
+// later change is recorded in order. A watch that ends or fails is opened
+// again from the last resourceVersion seen, and the time it was down is
+// recorded as a gap (watch.go), so claims know when the record was blind.
+// cfg.Client is the one seam to the API server: a test may wrap it.
 func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 	if cfg.Client == nil || cfg.Namespace == "" || cfg.Dir == "" {
 		return nil, errors.New("evidence: Config needs Client, Namespace and Dir")
