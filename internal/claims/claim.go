@@ -9,6 +9,7 @@ package claims
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -29,13 +30,32 @@ type Claim struct {
 	Statement string         `json:"statement"`
 	Verdict   Verdict        `json:"verdict"`
 	Observed  map[string]any `json:"observed"`
-	Evidence  []string       `json:"evidence"`
+	// Tolerances are the observed timings the claim vouches for (keys of
+	// Observed ending in _seconds), each with how far, in seconds, another
+	// run's value may be from this one's while it shows the same behaviour.
+	// The statement says why. results:compare fails a run on these timings
+	// alone; every other timing is reported.
+	Tolerances map[string]float64 `json:"tolerances,omitempty"`
+	Evidence   []string           `json:"evidence"`
 	// Reason says why the claim failed (empty when it passed).
 	Reason string `json:"reason,omitempty"`
 }
 
 // Passed reports whether the claim passed.
 func (c Claim) Passed() bool { return c.Verdict == Pass }
+
+// WithTolerance vouches for the observed timing key (seconds): another run
+// that behaves the same shows a value within tol of this one's. The claim's
+// statement must say why tol has its value.
+func (c Claim) WithTolerance(key string, tol time.Duration) Claim {
+	t := maps.Clone(c.Tolerances)
+	if t == nil {
+		t = map[string]float64{}
+	}
+	t[key] = seconds(tol)
+	c.Tolerances = t
+	return c
+}
 
 // Overall is Pass when there is at least one claim and every claim passed.
 func Overall(cs []Claim) Verdict {

@@ -155,13 +155,13 @@ func FinalizersStripped(rec *evidence.Record, s Stripped) Claim {
 	if !k.require(ok, "no event after the %s request showed pod %s without finalizer %s: it was not stripped", s.Delete, s.Pod, s.Finalizer) {
 		return k.done()
 	}
-	k.observe("stripped_after_s", seconds(stripped.ObservedAt.Sub(del.StartedAt)))
+	k.observe("stripped_after_seconds", seconds(stripped.ObservedAt.Sub(del.StartedAt)))
 	k.observe("stripped_event", fmt.Sprintf("%s rv=%s", stripped.Type, stripped.ResourceVersion))
 	gone, ok := rec.Deleted(s.Pod)
 	if !k.require(ok, "pod %s lost its finalizer but no DELETED event was observed", s.Pod) {
 		return k.done()
 	}
-	k.observe("deleted_after_s", seconds(gone.ObservedAt.Sub(del.StartedAt)))
+	k.observe("deleted_after_seconds", seconds(gone.ObservedAt.Sub(del.StartedAt)))
 	released := false
 	if rel, ok := rec.Action(s.Release, s.Pod); ok {
 		k.cite(actionsFile)
@@ -216,7 +216,7 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 		return k.done()
 	}
 	after := zero.ObservedAt.Sub(del.StartedAt)
-	k.observe("grace_zero_after_s", seconds(after))
+	k.observe("grace_zero_after_seconds", seconds(after))
 	k.require(after <= c.Within, "deletionGracePeriodSeconds became 0 %s after the %s request, more than %s", after.Round(time.Millisecond), c.Delete, c.Within)
 	var shown []string
 	for _, e := range rec.EventsFor(c.Pod) {
@@ -238,7 +238,7 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	// "Never shown terminated" is an absence: the pod watch must have been up
 	// from the pod's creation to its DELETED event.
 	k.watchedThroughout(rec, evidence.WatchPods, existedFrom(rec, c.Pod), gone.ObservedAt)
-	k.observe("deleted_after_s", seconds(gone.ObservedAt.Sub(del.StartedAt)))
+	k.observe("deleted_after_seconds", seconds(gone.ObservedAt.Sub(del.StartedAt)))
 	if c.Finalizer != "" {
 		k.require(zero.Type != "DELETED" && zero.HasFinalizer(c.Finalizer), "at deletionGracePeriodSeconds 0 pod %s no longer carried finalizer %s", c.Pod, c.Finalizer)
 		rel, ok := action(k, rec, c.Release, c.Pod)

@@ -8,18 +8,20 @@
 //     the ordered changes of deletionTimestamp, deletionGracePeriodSeconds,
 //     finalizers, container states, Ready, phase and DELETED, without times,
 //     UIDs or resourceVersions);
-//   - every timing a claim observed (keys ending in _seconds) within a stated
-//     tolerance of the other run's.
+//   - each timing a claim vouches for (claims.Claim.Tolerances) within the
+//     tolerance that claim states.
 //
 // Those decide Matches. Everything else that differs is reported as a note
-// and does not fail: timings within tolerance, other observed values (exit
-// codes, heartbeat counts), versions. Wall-clock times, container IDs and
-// resourceVersions are never compared.
+// and does not fail: vouched timings within their tolerance, every other
+// timing (how long a machine under load took for something no claim bounds),
+// other observed values (exit codes, heartbeat counts), versions. Wall-clock
+// times, container IDs and resourceVersions are never compared.
 package compare
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -32,26 +34,6 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/report"
 )
-
-// Tolerance bounds how far a timing may be from the reference's: within
-// max(Absolute, Relative × |reference|) it is a note, beyond it a difference.
-type Tolerance struct {
-	Absolute time.Duration
-	Relative float64
-}
-
-// DefaultTolerance: 2 s or 50 %, whichever is larger. Claims carry their own
-// bounds; this only catches a run whose timing is of another order.
-var DefaultTolerance = Tolerance{Absolute: 2 * time.Second, Relative: 0.5}
-
-func (t Tolerance) String() string {
-	return fmt.Sprintf("±max(%s, %.0f%% of the reference)", t.Absolute, 100*t.Relative)
-}
-
-func (t Tolerance) allows(got, want float64) bool {
-	limit := math.Max(t.Absolute.Seconds(), t.Relative*math.Abs(want))
-	return math.Abs(got-want) <= limit+1e-9
-}
 
 // Run is a run folder read back: its summary and its record.
 type Run struct {
@@ -95,16 +77,16 @@ func (i Item) String() string {
 
 // Result is a comparison of a run with a reference.
 type Result struct {
-	Lab       string    `json:"lab"`
-	Run       string    `json:"run"`
-	Reference string    `json:"reference"`
-	Tolerance Tolerance `json:"-"`
+	Lab       string `json:"lab"`
+	Run       string `json:"run"`
+	Reference string `json:"reference"`
 	// Differences make the run not match.
 	Differences []Item `json:"differences"`
 	// Notes are reported but do not fail.
 	Notes []Item `json:"notes"`
-	// Compared counts what was compared: claims, pods' transition sequences, timings.
-	Claims, Pods, Timings int
+	// Compared counts what was compared: claims, pods' transition sequences,
+	// timings vouched for by their claims (Timings) and timings only reported.
+	Claims, Pods, Timings, Reported int
 }
 
 // Matches reports whether nothing but notes differ.
@@ -119,8 +101,8 @@ func (r *Result) note(kind, subject, format string, args ...any) {
 }
 
 // Runs compares run with ref.
-func Runs(run, ref *Run, tol Tolerance) *Result {
-	r := &Result{Lab: run.Summary.Lab, Run: run.Dir, Reference: ref.Dir, Tolerance: tol}
+func Runs(run, ref *Run) *Result {
+	r := &Result{Lab: run.Summary.Lab, Run: run.Dir, Reference: ref.Dir}
 	a, b := run.Summary, ref.Summary
 	if a.Lab != b.Lab {
 		r.differ("lab", "", "the run is of lab %q, the reference of lab %q", a.Lab, b.Lab)
@@ -159,7 +141,7 @@ func compareClaims(r *Result, got, want []claims.Claim) {
 			}
 			r.differ("claim", w.ID, "verdict %s in the run%s, %s in the reference", g.Verdict, why, w.Verdict)
 		}
-		compareObserved(r, w.ID, g.Observed, w.Observed)
+		compareObserved(r, w.ID, g.Observed, w.Observed, tolerances(g, w))
 	}
 	for _, g := range got {
 		if !seen[g.ID] {
@@ -189,27 +171,50 @@ func runSpecific(key string, v any) bool {
 	return false
 }
 
-func compareObserved(r *Result, id string, got, want map[string]any) {
+// tolerances are the timings the run's claim vouches for, and those only the
+// reference's claim vouches for (a claim changed since the reference run).
+func tolerances(got, want claims.Claim) map[string]float64 {
+	out := maps.Clone(want.Tolerances)
+	if out == nil {
+		out = map[string]float64{}
+	}
+	maps.Copy(out, got.Tolerances)
+	return out
+}
+
+func compareObserved(r *Result, id string, got, want map[string]any, tol map[string]float64) {
 	for _, k := range sortedKeys(want) {
 		w := want[k]
 		g, ok := got[k]
 		if runSpecific(k, w) {
 			continue
 		}
+		limit, vouched := tol[k]
 		if !ok {
-			r.note("observed", id, "%s: not observed in the run (reference: %s)", k, show(w))
+			if vouched {
+				r.differ("timing", id, "%s: not observed in the run (reference: %s), and the claim vouches for it", k, show(w))
+			} else {
+				r.note("observed", id, "%s: not observed in the run (reference: %s)", k, show(w))
+			}
 			continue
 		}
 		wf, wNum := w.(float64)
 		gf, gNum := g.(float64)
 		if strings.HasSuffix(k, "_seconds") && wNum && gNum {
-			r.Timings++
 			switch {
-			case gf == wf:
-			case r.Tolerance.allows(gf, wf):
-				r.note("timing", id, "%s: %.3f s in the run, %.3f s in the reference (within tolerance)", k, gf, wf)
+			case !vouched:
+				r.Reported++
+				if gf != wf {
+					r.note("timing", id, "%s: %.3f s in the run, %.3f s in the reference (reported only: no claim vouches for it)", k, gf, wf)
+				}
+			case math.Abs(gf-wf) <= limit+1e-9:
+				r.Timings++
+				if gf != wf {
+					r.note("timing", id, "%s: %.3f s in the run, %.3f s in the reference (within the claim's ±%g s)", k, gf, wf, limit)
+				}
 			default:
-				r.differ("timing", id, "%s: %.3f s in the run, %.3f s in the reference: beyond %s", k, gf, wf, r.Tolerance)
+				r.Timings++
+				r.differ("timing", id, "%s: %.3f s in the run, %.3f s in the reference: %.3f s apart, beyond the ±%g s the claim vouches for", k, gf, wf, math.Abs(gf-wf), limit)
 			}
 			continue
 		}

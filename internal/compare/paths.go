@@ -115,7 +115,7 @@ func Pairs(resultsDir, run, against string) ([]Pair, []string, error) {
 
 // Compare loads and compares each pair, writes the outcome to w and
 // returns the results. err is for runs that could not be read.
-func Compare(w io.Writer, pairs []Pair, tol Tolerance) ([]*Result, error) {
+func Compare(w io.Writer, pairs []Pair) ([]*Result, error) {
 	var out []*Result
 	var errs []error
 	for _, p := range pairs {
@@ -129,7 +129,7 @@ func Compare(w io.Writer, pairs []Pair, tol Tolerance) ([]*Result, error) {
 			errs = append(errs, err)
 			continue
 		}
-		r := Runs(run, ref, tol)
+		r := Runs(run, ref)
 		r.Write(w)
 		out = append(out, r)
 	}
@@ -140,7 +140,7 @@ func Compare(w io.Writer, pairs []Pair, tol Tolerance) ([]*Result, error) {
 // was compared and the notes, or every difference.
 func (r *Result) Write(w io.Writer) {
 	fmt.Fprintf(w, "lab:%s  %s\n      vs  %s\n", r.Lab, r.Run, r.Reference)
-	what := fmt.Sprintf("%d claims and their verdicts, %d pods' transition sequences, %d timings (%s)", r.Claims, r.Pods, r.Timings, r.Tolerance)
+	what := fmt.Sprintf("%d claims and their verdicts, %d pods' transition sequences, %d timings within the tolerance their claims state (%d more reported only)", r.Claims, r.Pods, r.Timings, r.Reported)
 	if r.Matches() {
 		fmt.Fprintf(w, "  matches the reference: %s\n", what)
 	} else {

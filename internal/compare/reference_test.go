@@ -14,7 +14,7 @@ func TestPromoteScansForCredentials(t *testing.T) {
 	results := t.TempDir()
 	base := time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)
 	run := filepath.Join(results, "force", "20261203-093000-abcd")
-	writeRun(t, run, forceRun("", base, "uid-a", 8, 0))
+	writeRun(t, run, forceRun("", base, "uid-a", 2.013, 2.0, 137))
 	if err := Promote(io.Discard, results, run); err != nil {
 		t.Fatalf("promoting a clean passing run: %v", err)
 	}

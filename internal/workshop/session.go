@@ -34,8 +34,6 @@ type SessionOptions struct {
 	Out io.Writer
 	// Lab are the options every lab runs with (Keep, Timeout …).
 	Lab lab.Options
-	// Tolerance for the comparison with the reference runs.
-	Tolerance compare.Tolerance
 	// WaitForOthers bounds the wait, before each lab, for a lab run in
 	// progress on the same cluster (someone else's) to end; default 15 minutes.
 	WaitForOthers time.Duration
@@ -82,9 +80,6 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 	}
 	if out == nil {
 		out = os.Stdout
-	}
-	if opts.Tolerance == (compare.Tolerance{}) {
-		opts.Tolerance = compare.DefaultTolerance
 	}
 	results := opts.Lab.ResultsDir
 	if results == "" {
@@ -138,7 +133,7 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 			problems = append(problems, fmt.Sprintf("%s: claims failed, see %s", def.Title(), filepath.Join(s.Dir, report.MarkdownFile)))
 		}
 		if s != nil {
-			o.Compared = compareWithReference(out, results, s, opts.Tolerance)
+			o.Compared = compareWithReference(out, results, s)
 			if o.Compared != nil && !o.Compared.Matches() {
 				problems = append(problems, fmt.Sprintf("%s: differs from its reference run (above)", def.Title()))
 			}
@@ -177,14 +172,14 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 	return outcomes, nil
 }
 
-func compareWithReference(out io.Writer, results string, s *report.Summary, tol compare.Tolerance) *compare.Result {
+func compareWithReference(out io.Writer, results string, s *report.Summary) *compare.Result {
 	ref := compare.ReferenceDir(results, s.Lab)
 	if _, err := os.Stat(filepath.Join(ref, report.SummaryFile)); err != nil {
 		fmt.Fprintf(out, "── no reference run for lab:%s (%s): nothing to compare with\n", s.Lab, ref)
 		return nil
 	}
 	fmt.Fprintf(out, "\n── compared with the reference run\n")
-	rs, err := compare.Compare(out, []compare.Pair{{Run: s.Dir, Reference: ref}}, tol)
+	rs, err := compare.Compare(out, []compare.Pair{{Run: s.Dir, Reference: ref}})
 	if err != nil || len(rs) == 0 {
 		fmt.Fprintf(out, "   could not compare: %v\n", err)
 		return &compare.Result{Lab: s.Lab, Differences: []compare.Item{{Kind: "read", Text: fmt.Sprint(err)}}}
