@@ -207,12 +207,26 @@ type Stops struct {
 	// After is the action kind the bound counts from (e.g. "delete", "start-kubelet").
 	After  string
 	Within time.Duration
+	// NotBefore, if set, needs the stop to come at least this long after the action.
+	NotBefore time.Duration
 	// WhileObjectExists needs the stop before any DELETED event, with the pod
 	// reported in a terminal phase (Succeeded or Failed) while it still exists.
 	WhileObjectExists bool
-	// WantSIGTERM needs the container's log to show SIGTERM and the exit code to be 0.
+	// WantSIGTERM needs the container's log to show SIGTERM.
 	WantSIGTERM bool
+	// SignalWithin, if set, needs that SIGTERM logged within this of the action.
+	SignalWithin time.Duration
+	// StopAfterSignal, if set, needs the stop to come within this window
+	// after the SIGTERM the workload logged.
+	StopAfterSignal *Window
+	// WantExitCode, if set, is the exit code the container must end with.
+	WantExitCode *int32
 }
+
+// Window is a range of durations, both ends included.
+type Window struct{ Min, Max time.Duration }
+
+func (w Window) String() string { return fmt.Sprintf("between %s and %s", w.Min, w.Max) }
 
 // ContainerStopped decides from crictl evidence that the pod's container
 // stopped within the bound after the action, and records how it stopped.
@@ -262,6 +276,9 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	// A time with whole-second resolution may read up to that much early.
 	k.require(after >= 0 || after > -exit.resolution, "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
 	k.require(after <= s.Within, "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
+	if s.NotBefore > 0 {
+		k.require(after >= s.NotBefore-exit.resolution, "the container stopped %s after the %s request, earlier than %s", after.Round(time.Millisecond), s.After, s.NotBefore)
+	}
 
 	if exit.code != nil {
 		k.observe("exit_code", *exit.code)
@@ -282,6 +299,14 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 		k.observe("sigterm_logged", "unknown: no container log was readable")
 	}
 	k.observe("how", howStopped(exit.code, sigterm))
+	var signalAt *time.Time
+	if sigterm {
+		signalAt = stopped.Log.SignalAt
+	}
+	if signalAt != nil {
+		k.observe("sigterm_after_seconds", seconds(signalAt.Sub(act.StartedAt)))
+		k.observe("stopped_after_sigterm_seconds", seconds(stoppedAt.Sub(*signalAt)))
+	}
 
 	gone, deleted := rec.Deleted(s.Pod)
 	if deleted {
@@ -305,7 +330,22 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if s.WantSIGTERM {
 		k.require(sigterm, "the container's log shows no SIGTERM")
-		k.require(exit.code != nil && *exit.code == 0, "exit code is %v, want 0 (the workload exits 0 on SIGTERM)", exitString(exit.code))
+	}
+	if s.SignalWithin > 0 || s.StopAfterSignal != nil {
+		if k.require(signalAt != nil, "the container's log shows no SIGTERM with its time, which the claim's bounds count from") {
+			got := signalAt.Sub(act.StartedAt)
+			if s.SignalWithin > 0 {
+				k.require(got <= s.SignalWithin, "SIGTERM was logged %s after the %s request, later than %s", got.Round(time.Millisecond), s.After, s.SignalWithin)
+			}
+			if w := s.StopAfterSignal; w != nil {
+				gap := stoppedAt.Sub(*signalAt)
+				// A time with whole-second resolution may read up to that much early.
+				k.require(gap >= w.Min-exit.resolution && gap <= w.Max, "the container stopped %s after the SIGTERM it logged, not %s", gap.Round(time.Millisecond), w)
+			}
+		}
+	}
+	if s.WantExitCode != nil {
+		k.require(exit.code != nil && *exit.code == *s.WantExitCode, "exit code is %s, want %d", exitString(exit.code), *s.WantExitCode)
 	}
 	return k.done()
 }
@@ -426,6 +466,9 @@ type Orphaned struct {
 	All bool
 	// MinObservations is how many observations the window must hold (at least 1).
 	MinObservations int
+	// LastAfterNotReady, if set, names the node whose Ready condition must
+	// have left True (evidence: nodes.jsonl) before the window's last look.
+	LastAfterNotReady string
 }
 
 // RunningAfterDeleted decides from crictl evidence that the pod's container
@@ -490,7 +533,27 @@ func RunningAfterDeleted(rec *evidence.Record, o Orphaned) Claim {
 	k.observe("container_state", first.State)
 	k.observe("first_seen_running_after_deleted_seconds", seconds(first.ObservedAt.Sub(gone.ObservedAt)))
 	k.observe("last_seen_running_after_deleted_seconds", seconds(last.ObservedAt.Sub(gone.ObservedAt)))
+	if o.LastAfterNotReady != "" {
+		k.cite(nodesFile)
+		lastLook := window[len(window)-1]
+		notReady, ok := firstNotReady(rec, o.LastAfterNotReady, gone.ObservedAt)
+		if k.require(ok && notReady.ObservedAt.Before(lastLook.ObservedAt), "node %s's Ready condition was not seen leave True after the DELETED event and before the last look at %s", o.LastAfterNotReady, stamp(lastLook.ObservedAt)) {
+			k.observe("not_ready_at", stamp(notReady.ObservedAt))
+			k.observe("last_look_after_not_ready_seconds", seconds(lastLook.ObservedAt.Sub(notReady.ObservedAt)))
+		}
+	}
 	return k.done()
+}
+
+// firstNotReady is the first recorded change of the node's Ready condition
+// away from True at or after from.
+func firstNotReady(rec *evidence.Record, node string, from time.Time) (evidence.NodeEvent, bool) {
+	for _, e := range rec.NodeEventsFor(node) {
+		if !e.ObservedAt.Before(from) && e.Ready != "True" {
+			return e, true
+		}
+	}
+	return evidence.NodeEvent{}, false
 }
 
 // Beating: the workload keeps logging after its API object is gone.
@@ -500,6 +563,10 @@ type Beating struct {
 	Until         string // action kind that ends the window; "" ends it with the record
 	// MinBeats is how far the heartbeat sequence must advance between the first and last reads.
 	MinBeats int
+	// Interval, if set, is the workload's heartbeat interval: the sequence
+	// must also advance by the reads' span over Interval, less MissedBeats.
+	Interval    time.Duration
+	MissedBeats int
 }
 
 // HeartbeatAdvancing decides from crictl logs read after the DELETED event
@@ -541,6 +608,13 @@ func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
 	advanced := last.Log.LastSeq - first.Log.LastSeq
 	k.observe("advanced_by", advanced)
 	k.require(advanced >= b.MinBeats, "the heartbeat advanced by %d between the reads, the claim needs %d", advanced, b.MinBeats)
+	if b.Interval > 0 {
+		span := last.ObservedAt.Sub(first.ObservedAt)
+		atRate := int(span / b.Interval)
+		k.observe("reads_span_seconds", seconds(span))
+		k.observe("beats_at_full_rate", atRate)
+		k.require(advanced >= atRate-b.MissedBeats, "the heartbeat advanced by %d in the %s between the reads; at one beat every %s it would be %d, and the claim allows %d fewer", advanced, span.Round(time.Millisecond), b.Interval, atRate, b.MissedBeats)
+	}
 	if k.require(last.Log.LastBeatAt != nil, "the last read has no heartbeat time") {
 		k.observe("last_beat_at", stamp(*last.Log.LastBeatAt))
 		k.observe("last_beat_after_deleted_seconds", seconds(last.Log.LastBeatAt.Sub(gone.ObservedAt)))
@@ -555,6 +629,8 @@ type NotReady struct {
 	Node          string
 	After         string // action kind on the node, e.g. "stop-kubelet"
 	Within        time.Duration
+	// NotBefore, if set, needs the change to come at least this long after the action.
+	NotBefore time.Duration
 }
 
 // NodeNotReady decides from the recorded node conditions that the node's
@@ -566,20 +642,19 @@ func NodeNotReady(rec *evidence.Record, n NotReady) Claim {
 		return k.done()
 	}
 	k.cite(nodesFile)
-	for _, e := range rec.NodeEventsFor(n.Node) {
-		if e.ObservedAt.Before(act.StartedAt) || e.Ready == "True" {
-			continue
-		}
-		after := e.ObservedAt.Sub(act.StartedAt)
-		k.observe("ready", e.Ready)
-		k.observe("reason", e.Reason)
-		k.observe("not_ready_at", stamp(e.ObservedAt))
-		k.observe("not_ready_after_seconds", seconds(after))
-		k.require(after <= n.Within, "the node turned NotReady %s after the %s, later than %s", after.Round(time.Millisecond), n.After, n.Within)
-		// A change that came while the nodes watch was down is seen only when
-		// it is back: "after the request" needs the watch up then.
-		k.watchedThroughout(rec, evidence.WatchNodes, act.StartedAt, act.FinishedAt)
-		return k.done()
+	e, ok := firstNotReady(rec, n.Node, act.StartedAt)
+	if !ok {
+		return k.missing("no change of node %s's Ready condition away from True was recorded after the %s", n.Node, n.After)
 	}
-	return k.missing("no change of node %s's Ready condition away from True was recorded after the %s", n.Node, n.After)
+	after := e.ObservedAt.Sub(act.StartedAt)
+	k.observe("ready", e.Ready)
+	k.observe("reason", e.Reason)
+	k.observe("not_ready_at", stamp(e.ObservedAt))
+	k.observe("not_ready_after_seconds", seconds(after))
+	k.require(after <= n.Within, "the node turned NotReady %s after the %s, later than %s", after.Round(time.Millisecond), n.After, n.Within)
+	k.require(after >= n.NotBefore, "the node turned NotReady %s after the %s, earlier than %s", after.Round(time.Millisecond), n.After, n.NotBefore)
+	// A change that came while the nodes watch was down is seen only when it is
+	// back: "not before the request (and NotBefore)" needs the watch up then.
+	k.watchedThroughout(rec, evidence.WatchNodes, act.StartedAt, later(act.FinishedAt, act.StartedAt.Add(n.NotBefore)))
+	return k.done()
 }

@@ -4,6 +4,7 @@
 package labtest
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/termlab/termlab/internal/claims"
@@ -30,7 +31,9 @@ func ByID(cs []claims.Claim) map[string]claims.Claim {
 }
 
 // AllPass fails the test unless there are want claims (any number when want
-// is 0), every one passed, and every one cites evidence.
+// is 0), every one passed, every one cites evidence, and every timing a claim
+// vouches for is one it observed (results:compare could not hold a run to it
+// otherwise).
 func AllPass(t *testing.T, cs []claims.Claim, want int) {
 	t.Helper()
 	if len(cs) == 0 || (want > 0 && len(cs) != want) {
@@ -42,6 +45,11 @@ func AllPass(t *testing.T, cs []claims.Claim, want int) {
 		}
 		if len(c.Evidence) == 0 {
 			t.Errorf("%s cites no evidence", c.ID)
+		}
+		for k, tol := range c.Tolerances {
+			if _, ok := c.Observed[k].(float64); !ok || !strings.HasSuffix(k, "_seconds") || tol <= 0 {
+				t.Errorf("%s vouches for %s (±%g s), which is not a timing it observed (a number under a key ending in _seconds)", c.ID, k, tol)
+			}
 		}
 	}
 }

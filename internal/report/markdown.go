@@ -62,7 +62,11 @@ func Markdown(run Run) []byte {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p("- `%s`: %s\n", k, value(c.Observed[k]))
+			p("- `%s`: %s", k, value(c.Observed[k]))
+			if tol, ok := c.Tolerances[k]; ok {
+				p(" (vouched for: runs compare within ±%g s)", tol)
+			}
+			p("\n")
 		}
 		if len(c.Evidence) > 0 {
 			p("\nEvidence: ")

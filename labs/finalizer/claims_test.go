@@ -107,6 +107,59 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
+			// The slowest recorded reaction is 0.52 s; the claim allows 1 s.
+			name: "the kubelet sent SIGTERM 1.2 s after the delete",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", "held")
+				moveSignal(rec, "held", del.StartedAt.Add(1200*time.Millisecond))
+				setFinishedAt(rec, "held", del.StartedAt.Add(1210*time.Millisecond))
+			},
+			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "the workload took 1 s after SIGTERM to exit (its term delay is 0 s)",
+			mutate: func(rec *evidence.Record) {
+				setFinishedAt(rec, "held", signalAt(rec, "held").Add(time.Second))
+			},
+			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "the container stopped 1.6 s after the delete",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", "held")
+				moveSignal(rec, "held", del.StartedAt.Add(time.Second))
+				setFinishedAt(rec, "held", del.StartedAt.Add(1600*time.Millisecond))
+			},
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "the kubelet waited out the 30 s grace period, then SIGKILL",
+			mutate: func(rec *evidence.Record) {
+				sig := *signalAt(rec, "held")
+				setFinishedAt(rec, "held", sig.Add(30*time.Second))
+				code := int32(137)
+				for i, o := range rec.Containers {
+					if o.Pod == "held" && o.State == evidence.ContainerExited {
+						rec.Containers[i].ExitCode = &code
+						rec.Containers[i].Log.ExitCodeLogged, rec.Containers[i].Log.ExitAt, rec.Containers[i].Log.ExitLogged = nil, nil, false
+					}
+				}
+				setKubeletExitCode(rec, "held", &code)
+			},
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "DELETED came 1.5 s after the finalizer removal",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == "held" && e.Type == "DELETED" {
+						rec.PodEvents[i].ObservedAt = e.ObservedAt.Add(1500 * time.Millisecond)
+					}
+				}
+			},
+			fails: []string{"finalizer.kubelet.finalizer_removed.deleted"},
+		},
+		{
 			name: "no DELETED event after the finalizer removal",
 			mutate: func(rec *evidence.Record) {
 				deleteEvents(rec, "held", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
@@ -177,6 +230,44 @@ func setKubeletExitCode(rec *evidence.Record, pod string, code *int32) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// signalAt is when the pod's workload logged SIGTERM, as the stopped
+// observation's log says.
+func signalAt(rec *evidence.Record, pod string) *time.Time {
+	for _, o := range rec.Containers {
+		if o.Pod == pod && o.Log != nil && o.Log.SignalAt != nil && o.State == evidence.ContainerExited {
+			return o.Log.SignalAt
+		}
+	}
+	panic("no SIGTERM time in the recorded run of " + pod)
+}
+
+// moveSignal rewrites when the pod's workload logged SIGTERM.
+func moveSignal(rec *evidence.Record, pod string, at time.Time) {
+	for i, o := range rec.Containers {
+		if o.Pod == pod && o.Log != nil && o.Log.SignalAt != nil {
+			l := *o.Log
+			l.SignalAt = &at
+			rec.Containers[i].Log = &l
+		}
+	}
+}
+
+// setFinishedAt rewrites when the pod's container exited, in crictl's
+// finishedAt and the workload's exit line alike.
+func setFinishedAt(rec *evidence.Record, pod string, at time.Time) {
+	for i, o := range rec.Containers {
+		if o.Pod != pod || o.State != evidence.ContainerExited {
+			continue
+		}
+		rec.Containers[i].FinishedAt = &at
+		if o.Log != nil && o.Log.ExitAt != nil {
+			l := *o.Log
+			l.ExitAt = &at
+			rec.Containers[i].Log = &l
+		}
+	}
+}
 
 // The kubelet may remove the exited container before crictl looks while the
 // finalizer keeps the object: the stop claims then decide from the kubelet's

@@ -24,14 +24,38 @@ import (
 // Finalizer is the finalizer nobody removes (until the lab does).
 const Finalizer = "lab.example.com/cleanup"
 
-// Bounds of the waits; the claims state them.
+// Bounds of the waits: long enough to record what happens even when a claim
+// rejects it, so a failed claim says how late, not just "not observed".
 const (
 	readyWithin       = 90 * time.Second // pod Ready after create
 	deletionSetWithin = 10 * time.Second // deletionTimestamp after the delete request
-	stopWithin        = 45 * time.Second // container stopped after the ordinary delete: 30 s grace + 15 s
-	watchHeldFor      = 5 * time.Second  // how long the lab watches the object stay after the force delete
-	deletedWithin     = 10 * time.Second // DELETED after the finalizer is removed
+	stopWait          = 45 * time.Second // container stopped after the ordinary delete: even a kubelet that waited out the 30 s grace is recorded
+	deletedWait       = 10 * time.Second // DELETED after the finalizer is removed
 	probeEvery        = 250 * time.Millisecond
+)
+
+// Bounds of the claims, each from the mechanism (internal/claims/bounds.go).
+const (
+	// watchHeldFor is how long the lab watches the object stay after each
+	// delete. Without the finalizer it would be gone well within it: the
+	// kubelet's own final delete follows an ordinary delete by 0.8–3.2 s
+	// (lab:kwok's plain pod) and a force delete is DELETED within 1 s.
+	watchHeldFor = 5 * time.Second
+	// termDelay is the workload's own delay from SIGTERM to its exit 0
+	// (--term-delay=0s in manifests/pods/held.yaml).
+	termDelay = 0 * time.Second
+	// sigtermWithin: the kubelet sends SIGTERM as soon as it sees the
+	// deletionTimestamp; it waits none of the pod's 30 s grace period.
+	sigtermWithin = claims.KubeletSyncAllowance
+	// exitAfterSigterm: the workload exits after its term delay, plus the
+	// allowance for the runtime to record the exit.
+	exitAfterSigterm = termDelay + claims.ExitAllowance
+	// stoppedWithin (1.5 s) adds those up: short of the kubelet's 2 s minimum
+	// grace, so only the workload's own exit can meet it, not a SIGKILL.
+	stoppedWithin = sigtermWithin + exitAfterSigterm
+	// goneAfterRelease: at grace 0 the API server deletes the object in the
+	// same update that removes its last finalizer; only the watch delivery remains.
+	goneAfterRelease = claims.WatchAllowance
 )
 
 // Definition is the lab.
@@ -114,7 +138,7 @@ func scenario(ctx context.Context, r *lab.Run, t target) error {
 		if e.DeletionTimestamp != nil {
 			r.Infof("deletionTimestamp %s, deletionGracePeriodSeconds %d, finalizers %v", e.DeletionTimestamp.Format(time.RFC3339), deref(e.DeletionGracePeriodSeconds), e.Finalizers)
 		}
-		wctx, cancel = lab.Within(ctx, stopWithin)
+		wctx, cancel = lab.Within(ctx, stopWait)
 		defer cancel()
 		if t.node == nil {
 			// No kubelet: wait for whatever kwok's stages do (a terminal phase, or grace collapsed to 0).
@@ -180,7 +204,7 @@ func scenario(ctx context.Context, r *lab.Run, t target) error {
 		if err := r.RemoveFinalizers(ctx, t.pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, deletedWithin)
+		wctx, cancel := lab.Within(ctx, deletedWait)
 		e, err := r.Rec.WaitPod(wctx, t.pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
 		cancel()
 		if err == nil {
@@ -219,41 +243,48 @@ func deref(p *int64) int64 {
 // Claims decides lab:finalizer's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	zero := int64(0)
+	sec := claims.InSeconds
 	var out []claims.Claim
 	for _, t := range []struct{ label, pod, where string }{{"kubelet", "held", "on a real worker"}, {"kwok", "held-kwok", "on a kwok fake node"}} {
 		p := "finalizer." + t.label
 		out = append(out, claims.DeletionHeld(rec, claims.Held{
 			ID: p + ".delete.object_stays",
-			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event until the lab removes the finalizer (watched for at least %s).",
-				t.pod, t.where, Finalizer, watchHeldFor),
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event until the lab removes the finalizer (watched for at least %s; without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
+				t.pod, t.where, Finalizer, sec(watchHeldFor)),
 			Pod: t.pod, Finalizer: Finalizer, Delete: "delete", Release: "remove-finalizers", MinHold: watchHeldFor,
 		}))
 		if t.label == "kubelet" {
 			out = append(out,
 				claims.ContainerStopped(rec, claims.Stops{
 					ID: p + ".delete.container_stopped",
-					Statement: fmt.Sprintf("While the object stays, the kubelet still stops the container: crictl on the node shows the container of %s exited within %s of the ordinary delete, and the pod reports phase Succeeded or Failed before any DELETED event.",
-						t.pod, stopWithin),
-					Pod: t.pod, After: "delete", Within: stopWithin, WhileObjectExists: true,
-				}),
+					Statement: fmt.Sprintf("While the object stays, the kubelet still stops the container: the container of %s on the node stopped (crictl: exited, or already removed with the kubelet reporting it terminated) within %s of the ordinary delete — %s for the kubelet to act, the workload's %s term delay and %s for the exit to be recorded; short of the kubelet's %s minimum grace, so the workload ended by itself, not by SIGKILL — and the pod reports phase Succeeded or Failed before any DELETED event. Runs compare within ±%[2]s, the range this bound allows.",
+						t.pod, sec(stoppedWithin), sec(sigtermWithin), sec(termDelay), sec(claims.ExitAllowance), sec(claims.KubeletMinimumGracePeriod)),
+					Pod: t.pod, After: "delete", Within: stoppedWithin, WhileObjectExists: true,
+				}).WithTolerance("stopped_after_seconds", stoppedWithin),
 				claims.ContainerStopped(rec, claims.Stops{
-					ID:        p + ".delete.graceful_stop",
-					Statement: fmt.Sprintf("The kubelet stops it gracefully: the container of %s logged SIGTERM and exited with code 0 (the workload handles SIGTERM), within %s of the ordinary delete.", t.pod, stopWithin),
-					Pod:       t.pod, After: "delete", Within: stopWithin, WantSIGTERM: true,
-				}))
+					ID: p + ".delete.graceful_stop",
+					Statement: fmt.Sprintf("The kubelet stops it gracefully: the workload in %s logged SIGTERM within %s of the ordinary delete (the kubelet sends it as soon as it sees the deletionTimestamp, spending none of the 30 s grace period; %[2]s is the allowance for its watch and pod worker), stopped within %s of that SIGTERM (its term delay is %s, plus %s for the exit to be recorded) and exited with code 0 (it handles SIGTERM). Runs compare within ±%[2]s and ±%[3]s.",
+						t.pod, sec(sigtermWithin), sec(exitAfterSigterm), sec(termDelay), sec(claims.ExitAllowance)),
+					Pod: t.pod, After: "delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
+					SignalWithin: sigtermWithin, StopAfterSignal: &claims.Window{Min: termDelay, Max: exitAfterSigterm},
+				}).WithTolerance("sigterm_after_seconds", sigtermWithin).WithTolerance("stopped_after_sigterm_seconds", exitAfterSigterm))
 		}
 		out = append(out,
 			claims.DeletionHeld(rec, claims.Held{
 				ID: p + ".force.object_stays",
-				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, the object still exists %s later, with deletionGracePeriodSeconds 0 and finalizer %s still set.",
-					t.pod, watchHeldFor, Finalizer),
+				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, the object still exists %s later (without a finalizer it would be DELETED within %s), with deletionGracePeriodSeconds 0 and finalizer %s still set.",
+					t.pod, sec(watchHeldFor), sec(claims.WatchAllowance), Finalizer),
 				Pod: t.pod, Finalizer: Finalizer, Delete: "force-delete", Release: "remove-finalizers", GracePeriod: &zero, MinHold: watchHeldFor,
 			}),
 			claims.DeletedWithin(rec, claims.Deleted{
-				ID:        p + ".finalizer_removed.deleted",
-				Statement: fmt.Sprintf("Once the lab removes the finalizer of %s, a DELETED event arrives within %s and a GET answers NotFound.", t.pod, deletedWithin),
-				Pod:       t.pod, After: "remove-finalizers", Within: deletedWithin, RequireGone: true,
-			}))
+				ID: p + ".finalizer_removed.deleted",
+				Statement: fmt.Sprintf("Once the lab removes the finalizer of %s, a DELETED event arrives within %s and a GET answers NotFound: its grace period is already 0, so the API server deletes the object in the same update that removes the last finalizer; %[2]s is the allowance for the watch to deliver it. Runs compare within ±%[2]s.",
+					t.pod, sec(goneAfterRelease)),
+				Pod: t.pod, After: "remove-finalizers", Within: goneAfterRelease, RequireGone: true,
+			}).WithTolerance("deleted_after_seconds", goneAfterRelease))
 	}
 	return out
 }
+
+// exitedClean is the exit code of the workload after SIGTERM: it exits 0.
+var exitedClean int32 = 0

@@ -20,12 +20,35 @@ import (
 
 const pod = "slow-exit"
 
-// Bounds of the waits; the claims state them.
+// Bounds of the waits: long enough to record what happens even when a claim
+// rejects it, so a failed claim says how late, not just "not observed".
 const (
-	readyWithin   = 90 * time.Second
-	goneWithin    = 2 * time.Second  // "almost at once": DELETED after the force delete request
-	stoppedWithin = 45 * time.Second // container exit after the request: the pod's 30 s grace + 15 s
-	probeEvery    = 250 * time.Millisecond
+	readyWithin = 90 * time.Second
+	goneWait    = 2 * time.Second  // DELETED after the force delete request
+	stopWait    = 45 * time.Second // container exit after the request: even a kubelet that honoured the pod's 30 s grace is recorded
+	probeEvery  = 250 * time.Millisecond
+)
+
+// Bounds of the claims, each from the mechanism (internal/claims/bounds.go).
+const (
+	// goneWithin: with gracePeriodSeconds 0 and no finalizer the API server
+	// removes the object in the delete request itself; only the watch
+	// delivery remains.
+	goneWithin = claims.WatchAllowance
+	// sigtermWithin: the kubelet sees the deleted pod and sends SIGTERM at once.
+	sigtermWithin = claims.KubeletSyncAllowance
+	// killedAfterSigterm: the kubelet stops the container with the grace
+	// period the deletion carries (0), raised to its minimum of 2 s: SIGKILL
+	// 2 s after SIGTERM, long before the workload's 8 s term delay is over.
+	// ExitAllowance either way: the SIGTERM may be logged a little late, the
+	// exit recorded a little after the SIGKILL.
+	killedAfterSigterm = claims.KubeletMinimumGracePeriod
+	// stoppedWithin (3.5 s) adds those up: far short of the pod's 30 s grace
+	// period and of the workload's 8 s term delay.
+	stoppedWithin = sigtermWithin + killedAfterSigterm + claims.ExitAllowance
+	// termDelay is how long the workload keeps going after SIGTERM before it
+	// exits 0 by itself (--term-delay=8s in manifests/pods/slow-exit.yaml).
+	termDelay = 8 * time.Second
 )
 
 // Definition is the lab.
@@ -61,7 +84,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.ForceDelete(ctx, pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, goneWithin)
+		wctx, cancel := lab.Within(ctx, goneWait)
 		e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
 		cancel()
 		if err == nil {
@@ -89,7 +112,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 
 	return r.Step(ctx, "wait for the container to stop", func(ctx context.Context) error {
-		wctx, cancel := lab.Within(ctx, stoppedWithin)
+		wctx, cancel := lab.Within(ctx, stopWait)
 		defer cancel()
 		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop", probeEvery, func(o evidence.ContainerObservation) bool {
 			return o.Stopped()
@@ -103,21 +126,32 @@ func steps(ctx context.Context, r *lab.Run) error {
 
 // Claims decides lab:force's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
+	sec := claims.InSeconds
+	killed := int32(137) // 128 + SIGKILL
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "force.api_object_gone",
-			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object almost at once: a DELETED event within %s of the request, and a GET afterwards answers NotFound.", pod, goneWithin),
+			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound. Runs compare within ±%[2]s.", pod, sec(goneWithin)),
 			Pod:       pod, After: "force-delete", Within: goneWithin, RequireGone: true,
-		}),
+		}).WithTolerance("deleted_after_seconds", goneWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "force.container_outlives_object",
 			Statement: fmt.Sprintf("The container outlives the API object: after the DELETED event, crictl on the node still shows the container of %s (the ID the pod's status reported) CONTAINER_RUNNING.", pod),
 			Pod:       pod, MinObservations: 1,
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
-			ID:        "force.container_stops",
-			Statement: fmt.Sprintf("The container does stop: crictl shows it exited within %s of the force delete (the pod's 30 s grace period + 15 s). Recorded: the gap from the DELETED event to the exit (crictl finishedAt), the exit code and whether SIGTERM was logged.", stoppedWithin),
-			Pod:       pod, After: "force-delete", Within: stoppedWithin,
-		}),
+			ID: "force.container_stops",
+			Statement: fmt.Sprintf("The container does stop, and soon: it stopped (crictl: exited or removed) within %s of the force delete — %s for the kubelet to send SIGTERM, its %s minimum grace and %s for the exit to be recorded — far short of the pod's 30 s grace period and of the workload's %s term delay. Recorded: the gap from the DELETED event to the stop. Runs compare within ±%s, the two allowances.",
+				sec(stoppedWithin), sec(sigtermWithin), sec(killedAfterSigterm), sec(claims.ExitAllowance), sec(termDelay), sec(sigtermWithin+claims.ExitAllowance)),
+			Pod: pod, After: "force-delete", Within: stoppedWithin,
+		}).WithTolerance("stopped_after_seconds", sigtermWithin+claims.ExitAllowance),
+		claims.ContainerStopped(rec, claims.Stops{
+			ID: "force.sigkill_after_minimum_grace",
+			Statement: fmt.Sprintf("The kubelet kills it after its minimum grace, not the pod's: the workload logged SIGTERM within %s of the force delete, and the container stopped %s ± %s after that SIGTERM (the kubelet's minimum grace period, minimumGracePeriodInSeconds, which a deletion grace of 0 is raised to; ± the allowance for a late SIGTERM log line and the exit record) with exit code 137 (SIGKILL) — the workload, which wanted %s, never finished its shutdown. Runs compare within ±%s and ±%[3]s.",
+				sec(sigtermWithin), sec(killedAfterSigterm), sec(claims.ExitAllowance), sec(termDelay), sec(sigtermWithin)),
+			Pod: pod, After: "force-delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &killed,
+			SignalWithin:    sigtermWithin,
+			StopAfterSignal: &claims.Window{Min: killedAfterSigterm - claims.ExitAllowance, Max: killedAfterSigterm + claims.ExitAllowance},
+		}).WithTolerance("sigterm_after_seconds", sigtermWithin).WithTolerance("stopped_after_sigterm_seconds", claims.ExitAllowance),
 	}
 }

@@ -23,8 +23,32 @@ var ReportedBug = []string{
 	claims.FieldObject + "=DELETED",
 }
 
+// Bounds of the claims, each from the mechanism (internal/claims/bounds.go).
+const (
+	// termDelay is the workload's delay from SIGTERM to its exit 0
+	// (--term-delay=0s in manifests/pods/kwok-*.yaml).
+	termDelay = 0 * time.Second
+	// sigtermWithin: the kubelet sends SIGTERM as soon as it sees the
+	// deletionTimestamp; it waits none of the pod's 30 s grace period.
+	sigtermWithin = claims.KubeletSyncAllowance
+	// exitAfterSigterm: the workload's term delay, plus the allowance for the
+	// runtime to record the exit.
+	exitAfterSigterm = termDelay + claims.ExitAllowance
+	// stoppedWithin (1.5 s) adds those up: short of the kubelet's 2 s minimum
+	// grace, so only the workload's own exit can meet it, not a SIGKILL.
+	stoppedWithin = sigtermWithin + exitAfterSigterm
+	// graceZeroWithin: kwok v0.8's fast pod-delete stage has no delay; kwok
+	// sees the deletionTimestamp on its watch and deletes with grace 0 at
+	// once, as quick as a kubelet acting on a watch event (observed
+	// 0.08–0.21 s). The faithful stages reach grace 0 only after their
+	// simulated termination.
+	graceZeroWithin = claims.KubeletSyncAllowance
+)
+
 // Claims decides lab:kwok's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
+	sec := claims.InSeconds
+	exitedClean := int32(0)
 	fake := map[string]string{}
 	for _, sc := range Scenarios {
 		for _, set := range kwok.StageSets {
@@ -49,16 +73,19 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	for _, sc := range Scenarios {
 		out = append(out, claims.ContainerStopped(rec, claims.Stops{
 			ID: fmt.Sprintf("kwok.%s.%s.reference_stopped", Kubelet, sc.Name),
-			Statement: fmt.Sprintf("The reference is a real termination: on the real worker crictl shows the container of %s exited within %s of the ordinary delete, its log shows SIGTERM and it exited 0 (what the terminated transitions of the fake nodes stand for).",
-				PodName(sc.Name, Kubelet), playOutWithin),
-			Pod: PodName(sc.Name, Kubelet), After: "delete", Within: playOutWithin, WantSIGTERM: true,
-		}))
+			Statement: fmt.Sprintf("The reference is a real termination (what the terminated transitions of the fake nodes stand for): on the real worker the workload in %s logged SIGTERM within %s of the ordinary delete (the kubelet sends it at once; %[2]s is the allowance for its watch and pod worker), and its container stopped (crictl: exited, or removed with the kubelet reporting it terminated) within %s of that SIGTERM (its term delay is %s, plus %s for the exit to be recorded), %s after the delete at most, with exit code 0. Runs compare within ±%[2]s, ±%[3]s and ±%[6]s.",
+				PodName(sc.Name, Kubelet), sec(sigtermWithin), sec(exitAfterSigterm), sec(termDelay), sec(claims.ExitAllowance), sec(stoppedWithin)),
+			Pod: PodName(sc.Name, Kubelet), After: "delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
+			SignalWithin: sigtermWithin, StopAfterSignal: &claims.Window{Min: termDelay, Max: exitAfterSigterm},
+		}).WithTolerance("sigterm_after_seconds", sigtermWithin).
+			WithTolerance("stopped_after_sigterm_seconds", exitAfterSigterm).
+			WithTolerance("stopped_after_seconds", stoppedWithin))
 	}
 	for _, sc := range Scenarios {
 		c := claims.Collapsed{
 			ID: fmt.Sprintf("kwok.%s.%s.grace_collapsed_never_terminated", kwok.SetKwokV08Fast, sc.Name),
-			Statement: fmt.Sprintf("Scenario %q (%s), under kwok v0.8's fast stages as shipped: within %s of the ordinary delete, deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated.",
-				sc.Name, sc.Title, graceZeroWithin, PodName(sc.Name, kwok.SetKwokV08Fast), PodName(sc.Name, Kubelet)),
+			Statement: fmt.Sprintf("Scenario %q (%s), under kwok v0.8's fast stages as shipped: within %s of the ordinary delete (the pod-delete stage has no delay: kwok's watch and its delete request, as quick as a kubelet acting on a watch event), deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated. Runs compare within ±%[3]s.",
+				sc.Name, sc.Title, sec(graceZeroWithin), PodName(sc.Name, kwok.SetKwokV08Fast), PodName(sc.Name, Kubelet)),
 			Pod: PodName(sc.Name, kwok.SetKwokV08Fast), Reference: PodName(sc.Name, Kubelet),
 			Delete: "delete", Within: graceZeroWithin,
 		}
@@ -66,7 +93,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			c.Finalizer, c.Release = Finalizer, "remove-finalizers"
 			c.Statement += fmt.Sprintf(" The finalizer %s is kept: the object is DELETED only after the lab removes it.", Finalizer)
 		}
-		out = append(out, claims.GraceCollapsedUnterminated(rec, c))
+		out = append(out, claims.GraceCollapsedUnterminated(rec, c).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
 	}
 	for _, sc := range Scenarios {
 		if !sc.Finalizer {

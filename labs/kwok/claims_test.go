@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
@@ -128,6 +129,45 @@ func TestContradictingRecordsFail(t *testing.T) {
 				rec.Notes = nil
 			},
 			fails: []string{"kwok.stage_sets"},
+		},
+		{
+			name: "the reference container exited only 2 s after SIGTERM (the kubelet's minimum grace, not the workload's exit)",
+			mutate: func(rec *evidence.Record) {
+				for i, o := range rec.Containers {
+					if o.Pod == "plain-kubelet" && o.State == evidence.ContainerExited {
+						at := o.Log.SignalAt.Add(2 * time.Second)
+						rec.Containers[i].FinishedAt = &at
+					}
+				}
+			},
+			fails: []string{"kwok.kubelet.plain.reference_stopped"},
+		},
+		{
+			name: "the kubelet sent the reference SIGTERM 1.2 s after the delete",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", "finalizer-kubelet")
+				late := del.StartedAt.Add(1200 * time.Millisecond)
+				for i, o := range rec.Containers {
+					if o.Pod == "finalizer-kubelet" && o.Log != nil && o.Log.SignalAt != nil {
+						l := *o.Log
+						l.SignalAt = &late
+						rec.Containers[i].Log = &l
+					}
+				}
+			},
+			fails: []string{"kwok.kubelet.finalizer.reference_stopped"},
+		},
+		{
+			name: "kwok v0.8 collapsed the grace period only 2 s after the delete",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", "plain-kwok-v08-fast")
+				for i, e := range rec.PodEvents {
+					if e.Name == "plain-kwok-v08-fast" && e.ObservedAt.After(del.StartedAt) {
+						rec.PodEvents[i].ObservedAt = e.ObservedAt.Add(2 * time.Second)
+					}
+				}
+			},
+			fails: []string{"kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
 		},
 		{
 			name: "crictl never saw the real container stop",

@@ -70,16 +70,15 @@ func PodName(scenario, target string) string {
 	return scenario + "-" + strings.ReplaceAll(target, ".", "")
 }
 
-// Bounds of the waits; the claims and the README state them.
+// Bounds of the waits, long enough to record what happens even when a claim
+// rejects it; the claims' own bounds are in claims.go.
 const (
-	readyWithin   = 90 * time.Second // pod Ready after create
-	playOutWithin = 45 * time.Second // after the ordinary delete: the pod's 30 s grace + 15 s
-	quietFor      = 3 * time.Second  // no new event for this long: the stages (or the kubelet) are done
-	quietWithin   = 20 * time.Second // bound of a quiet wait
-	deletedWithin = 10 * time.Second // DELETED after the finalizer is removed
-	// graceZeroWithin bounds kwok's fast pod-delete: deletionGracePeriodSeconds 0 after the delete.
-	graceZeroWithin = 5 * time.Second
-	probeEvery      = 250 * time.Millisecond // crictl probes on the real worker
+	readyWithin   = 90 * time.Second       // pod Ready after create
+	playOutWithin = 45 * time.Second       // after the ordinary delete: the pod's 30 s grace + 15 s
+	quietFor      = 3 * time.Second        // no new event for this long: the stages (or the kubelet) are done
+	quietWithin   = 20 * time.Second       // bound of a quiet wait
+	deletedWithin = 10 * time.Second       // DELETED after the finalizer is removed
+	probeEvery    = 250 * time.Millisecond // crictl probes on the real worker
 )
 
 // StageSetsFile is where the run records kwok's state and the Stage objects it found.

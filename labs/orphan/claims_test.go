@@ -2,6 +2,7 @@ package orphan
 
 import (
 	"testing"
+	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
@@ -15,7 +16,84 @@ const recorded = "testdata/20261202-112154-d263"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 0)
+	labtest.AllPass(t, Claims(load(t)), 5)
+}
+
+// The bounds from the mechanism: each contradiction moves one recorded time
+// past a bound (or changes one fact) and must fail that claim alone.
+func TestContradictingTimesFail(t *testing.T) {
+	stop := func(rec *evidence.Record) evidence.Action {
+		a, _ := rec.Action("stop-kubelet", "termlab-worker2")
+		return a
+	}
+	start := func(rec *evidence.Record) evidence.Action {
+		a, _ := rec.Action("start-kubelet", "termlab-worker2")
+		return a
+	}
+	// notReadyAt moves the node's changes away from Ready=True to at, keeping their order.
+	notReadyAt := func(rec *evidence.Record, at time.Time) {
+		var first time.Time
+		for i, e := range rec.NodeEvents {
+			if e.Ready == "True" || e.ObservedAt.Before(stop(rec).StartedAt) {
+				continue
+			}
+			if first.IsZero() {
+				first = e.ObservedAt
+			}
+			rec.NodeEvents[i].ObservedAt = at.Add(e.ObservedAt.Sub(first))
+		}
+	}
+	// stoppedAt rewrites when the orphan exited (crictl finishedAt).
+	stoppedAt := func(rec *evidence.Record, at time.Time) {
+		for i, o := range rec.Containers {
+			if o.State == evidence.ContainerExited {
+				rec.Containers[i].FinishedAt = &at
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*evidence.Record)
+		fails  []string
+	}{
+		{"DELETED came 1.5 s after the force delete", func(rec *evidence.Record) {
+			for i, e := range rec.PodEvents {
+				if e.Type == "DELETED" {
+					rec.PodEvents[i].ObservedAt = e.ObservedAt.Add(1500 * time.Millisecond)
+				}
+			}
+		}, []string{"orphan.api_object_exists_false"}},
+		{"the last look came before the node turned NotReady", func(rec *evidence.Record) {
+			notReadyAt(rec, stop(rec).StartedAt.Add(50500*time.Millisecond))
+		}, []string{"orphan.container_running"}},
+		{"the node turned NotReady 5 s after the stop, before any grace period ran out", func(rec *evidence.Record) {
+			notReadyAt(rec, stop(rec).StartedAt.Add(5*time.Second))
+		}, []string{"orphan.node_not_ready"}},
+		{"the node turned NotReady twice as late: 98 s after the stop", func(rec *evidence.Record) {
+			notReadyAt(rec, stop(rec).StartedAt.Add(98*time.Second))
+		}, []string{"orphan.node_not_ready", "orphan.container_running"}},
+		{"the heartbeat beat at half its rate", func(rec *evidence.Record) {
+			for i, o := range rec.Containers {
+				if o.Log != nil && o.Log.LastSeq == 49 {
+					l := *o.Log
+					l.LastSeq = 25
+					rec.Containers[i].Log = &l
+				}
+			}
+		}, []string{"orphan.heartbeat_advancing"}},
+		{"the orphan was stopped 5 s after the kubelet started (a housekeeping later)", func(rec *evidence.Record) {
+			stoppedAt(rec, start(rec).StartedAt.Add(5*time.Second))
+		}, []string{"orphan.container_stopped_after_kubelet_restart"}},
+		{"the orphan was stopped 1 s after the kubelet started, before its first housekeeping", func(rec *evidence.Record) {
+			stoppedAt(rec, start(rec).StartedAt.Add(time.Second))
+		}, []string{"orphan.container_stopped_after_kubelet_restart"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.mutate(rec)
+			labtest.OnlyFail(t, Claims(rec), tc.fails...)
+		})
+	}
 }
 
 func TestContradictingRecordsFail(t *testing.T) {

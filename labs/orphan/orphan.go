@@ -21,17 +21,42 @@ import (
 
 const pod = "orphan-process"
 
-// Bounds of the waits; the claims state them.
+// Bounds of the waits: long enough to record what happens even when a claim
+// rejects it, so a failed claim says how late, not just "not observed".
 const (
 	readyWithin      = 90 * time.Second
 	goneWithin       = 2 * time.Second   // DELETED after the force delete request
 	beatsAfterGone   = 2                 // heartbeats the log must advance by, read after DELETED
 	beatWithin       = 10 * time.Second  // time allowed for those heartbeats
-	notReadyWithin   = 120 * time.Second // node NotReady after the kubelet stops (node-monitor-grace-period is 50 s)
+	notReadyWithin   = 120 * time.Second // node NotReady after the kubelet stops: twice the claim's bound
 	stoppedWithin    = 30 * time.Second  // container no longer running after the kubelet starts
 	nodeReadyWithin  = 90 * time.Second
 	probeEvery       = 250 * time.Millisecond
 	logProbeInterval = 500 * time.Millisecond
+)
+
+// Bounds of the claims, each from the mechanism (internal/claims/bounds.go).
+const (
+	// deletedWithin: with gracePeriodSeconds 0 and no finalizer the API
+	// server removes the object in the request itself, kubelet or not.
+	deletedWithin = claims.WatchAllowance
+	// heartbeatInterval is the workload's (--interval=1s in
+	// manifests/pods/orphan-process.yaml); missedBeats allows one beat still
+	// being written when the log is read and one tick lost under load.
+	heartbeatInterval = time.Second
+	missedBeats       = 2
+	// The node lifecycle controller marks the node NotReady once it has not
+	// seen the node's lease renewed for the grace period. The last renewal
+	// came at most one renew interval before the stop; the controller notices
+	// a renewal at its next look and finds the grace run out at a later look.
+	notReadyEarliest = claims.NodeMonitorGracePeriod - claims.NodeLeaseRenewInterval                           // 39.6 s
+	notReadyLatest   = claims.NodeMonitorGracePeriod + 2*claims.NodeMonitorPeriod + claims.NodeStatusAllowance // 65 s
+	// A started kubelet finds the orphan at its first housekeeping, one
+	// period after its sync loop starts, and ends it at once: its cgroup
+	// cleanup SIGKILLs the processes of a pod it does not know, racing its own
+	// kill (SIGTERM, which this workload answers by exiting 0 at once).
+	killedNotBefore = claims.KubeletHousekeepingPeriod
+	killedWithin    = claims.KubeletHousekeepingPeriod + claims.KubeletStartAllowance + claims.ExitAllowance // 4.5 s
 )
 
 // KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
@@ -164,32 +189,36 @@ func steps(ctx context.Context, r *lab.Run) error {
 
 // Claims decides lab:orphan's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
+	sec := claims.InSeconds
+	node := nodeOf(rec)
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
-			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: DELETED within %s of the request, and a GET afterwards answers NotFound (api_object_exists: false).", pod, goneWithin),
-			Pod:       pod, After: "force-delete", Within: goneWithin, RequireGone: true,
-		}),
+			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
+			Pod:       pod, After: "force-delete", Within: deletedWithin, RequireGone: true,
+		}).WithTolerance("deleted_after_seconds", deletedWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "orphan.container_running",
-			Statement: fmt.Sprintf("After the API object is gone and until the kubelet is started again, crictl inspect of the recorded container ID says CONTAINER_RUNNING at every look (at least 2 looks, the last after the node turned NotReady)."),
-			Pod:       pod, Until: "start-kubelet", All: true, MinObservations: 2,
+			Statement: "After the API object is gone and until the kubelet is started again, crictl inspect of the recorded container ID says CONTAINER_RUNNING at every look (at least 2 looks, the last after the node's Ready condition left True).",
+			Pod:       pod, Until: "start-kubelet", All: true, MinObservations: 2, LastAfterNotReady: node,
 		}),
 		claims.HeartbeatAdvancing(rec, claims.Beating{
 			ID:        "orphan.heartbeat_advancing",
-			Statement: fmt.Sprintf("The orphaned workload keeps working: its heartbeat sequence (crictl logs) advances by at least %d between reads taken after the DELETED event, and the last heartbeat is later than the DELETED event.", beatsAfterGone),
-			Pod:       pod, Until: "start-kubelet", MinBeats: beatsAfterGone,
+			Statement: fmt.Sprintf("The orphaned workload keeps working at its own pace: between the first and the last crictl logs read after the DELETED event and before the kubelet is started again, its heartbeat sequence advances by at least %d and by one per %s (its --interval) of the time between the reads, less %d (a beat still being written when read, a tick lost under load); the last heartbeat is later than the DELETED event.", beatsAfterGone, sec(heartbeatInterval), missedBeats),
+			Pod:       pod, Until: "start-kubelet", MinBeats: beatsAfterGone, Interval: heartbeatInterval, MissedBeats: missedBeats,
 		}),
 		claims.NodeNotReady(rec, claims.NotReady{
-			ID:        "orphan.node_not_ready",
-			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady (Ready condition not True) within %s of the stop; when is recorded.", notReadyWithin),
-			Node:      nodeOf(rec), After: "stop-kubelet", Within: notReadyWithin,
-		}),
+			ID: "orphan.node_not_ready",
+			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady (Ready condition not True) between %s and %s after the stop: the node lifecycle controller waits its node-monitor-grace-period of %s after it last saw the node's lease renewed (renewed every %s, so up to that much before the stop), looks every %s (once to notice the renewal, once to find the grace run out), plus %s for its update to reach the watch. Runs compare within ±%s, the range this bound allows.",
+				sec(notReadyEarliest), sec(notReadyLatest), sec(claims.NodeMonitorGracePeriod), sec(claims.NodeLeaseRenewInterval), sec(claims.NodeMonitorPeriod), sec(claims.NodeStatusAllowance), sec(notReadyLatest-notReadyEarliest)),
+			Node: node, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: notReadyLatest,
+		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
 		claims.ContainerStopped(rec, claims.Stops{
-			ID:        "orphan.container_stopped_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running within %s (crictl: exited or removed). Recorded: its exit code and whether it got SIGTERM (logged by the workload).", stoppedWithin),
-			Pod:       pod, After: "start-kubelet", Within: stoppedWithin,
-		}),
+			ID: "orphan.container_stopped_after_kubelet_restart",
+			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running (crictl: exited or removed) between %[1]s and %[2]s after the start: the kubelet ends a pod it does not know at its first housekeeping, %[1]s after its sync loop starts, allowing %[3]s for it to start up and %[4]s for the exit to be recorded. Recorded: its exit code and whether the workload logged SIGTERM — the kubelet's cgroup cleanup (SIGKILL) and its own kill (SIGTERM first) race, and the records so far show SIGKILL winning (exit code 137, no SIGTERM). Runs compare within ±%[5]s, the range this bound allows.",
+				sec(killedNotBefore), sec(killedWithin), sec(claims.KubeletStartAllowance), sec(claims.ExitAllowance), sec(killedWithin-killedNotBefore)),
+			Pod: pod, After: "start-kubelet", NotBefore: killedNotBefore, Within: killedWithin,
+		}).WithTolerance("stopped_after_seconds", killedWithin-killedNotBefore),
 	}
 }
 

@@ -1,0 +1,73 @@
+package claims
+
+import (
+	"strconv"
+	"time"
+)
+
+// What the labs' time bounds are made of: the Kubernetes v1.37.2 mechanisms
+// that set a timing, and allowances for a loaded machine. Each claim's
+// statement says which of these its bound adds up, so a bound can be checked
+// against the source and a regression (twice as slow, or another mechanism)
+// fails it.
+
+// Mechanisms, from k8s.io/kubernetes v1.37.2.
+const (
+	// KubeletMinimumGracePeriod is the least time the kubelet leaves between
+	// SIGTERM and SIGKILL, whatever the pod's grace period (0 included):
+	// minimumGracePeriodInSeconds in pkg/kubelet/kuberuntime/kuberuntime_manager.go,
+	// applied in killContainer (kuberuntime_container.go).
+	KubeletMinimumGracePeriod = 2 * time.Second
+	// KubeletHousekeepingPeriod is how often the kubelet cleans up pods that
+	// no longer exist (housekeepingPeriod in pkg/kubelet/kubelet.go). Its
+	// first run comes one period after the sync loop starts.
+	KubeletHousekeepingPeriod = 2 * time.Second
+	// NodeMonitorGracePeriod is how long the node lifecycle controller waits
+	// after it last saw a node's heartbeat before it marks the node's Ready
+	// condition Unknown (--node-monitor-grace-period; the default in
+	// pkg/controller/nodelifecycle/config/v1alpha1/defaults.go, which kind
+	// leaves alone).
+	NodeMonitorGracePeriod = 50 * time.Second
+	// NodeMonitorPeriod is how often that controller looks at the nodes (and
+	// so when it notices a renewed lease, and a grace period run out).
+	NodeMonitorPeriod = 5 * time.Second
+	// NodeLeaseRenewInterval is how often the kubelet renews its node lease,
+	// the heartbeat the controller watches: the 40 s lease
+	// (nodeLeaseDurationSeconds) × 0.25 (nodeLeaseRenewIntervalFraction in
+	// pkg/kubelet/kubelet.go), jittered by up to 4 % (the lease controller in
+	// k8s.io/component-helpers).
+	NodeLeaseRenewInterval = 10400 * time.Millisecond
+)
+
+// Allowances for a loaded machine (two cores, a CI job beside the cluster).
+// Each is at least twice the most the committed recorded runs show, and short
+// of the step to the next mechanism (the kubelet's 2 s minimum grace, a
+// housekeeping period), so load cannot pass for another behaviour.
+const (
+	// KubeletSyncAllowance bounds the time from an API request to the kubelet
+	// acting on it: its pod watch delivers the change, the pod worker asks the
+	// runtime to stop the container, the runtime sends SIGTERM.
+	// Observed 0.03–0.52 s.
+	KubeletSyncAllowance = 1 * time.Second
+	// ExitAllowance bounds the time from the signal that ends the workload
+	// (SIGTERM with no term delay, or SIGKILL) to the exit the runtime records,
+	// and how late the workload may log the SIGTERM it got.
+	// Observed 0.002–0.015 s.
+	ExitAllowance = 500 * time.Millisecond
+	// WatchAllowance bounds the time from a request that the API server
+	// completes at once (a delete with grace 0 and no finalizer, a finalizer
+	// removal at grace 0) to its watch event. Observed 0.007–0.04 s.
+	WatchAllowance = 1 * time.Second
+	// KubeletStartAllowance bounds how long a started kubelet takes to reach
+	// its sync loop. Observed 0.4–0.9 s (lab:orphan).
+	KubeletStartAllowance = 2 * time.Second
+	// NodeStatusAllowance bounds the node lifecycle controller's write of the
+	// Ready condition and its watch event, once it has decided; with it, a
+	// lease renewal it noticed late. Observed: within the mechanism's window.
+	NodeStatusAllowance = 5 * time.Second
+)
+
+// InSeconds writes a bound for a statement: "1.5 s", "0 s", "50 s".
+func InSeconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
+}
