@@ -28,7 +28,7 @@ const (
 	goneWithin       = 2 * time.Second   // DELETED after the force delete request
 	beatsAfterGone   = 2                 // heartbeats the log must advance by, read after DELETED
 	beatWithin       = 10 * time.Second  // time allowed for those heartbeats
-	notReadyWithin   = 120 * time.Second // node NotReady after the kubelet stops: twice the claim's bound
+	notReadyWithin   = 120 * time.Second // node NotReady after the kubelet stops: about twice the claim's bound
 	stoppedWithin    = 30 * time.Second  // container no longer running after the kubelet starts
 	nodeReadyWithin  = 90 * time.Second
 	probeEvery       = 250 * time.Millisecond
