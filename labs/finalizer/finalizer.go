@@ -62,9 +62,25 @@ const (
 var Definition = lab.Definition{
 	Name:      "finalizer",
 	Question:  "A pod has a finalizer nobody removes. What do an ordinary delete and a force delete do to the API object and to its container on the node — and does a kwok fake node behave the same?",
+	Summary:   "the object stays while its finalizer stays, even after a force delete; the kubelet still stops the container",
+	Uses:      lab.Uses{Worker: 0, FakeNode: true},
 	Manifests: []string{"held.yaml", "held-kwok.yaml"},
-	Steps:     steps,
-	Claims:    Claims,
+	ByHand: []lab.HandStep{
+		{Title: "create pod held on a real worker and wait until it is Ready", Pod: "held",
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/held.yaml  # the lab also sets the workload image, nodeSelector kubernetes.io/hostname={node} and its run labels", "kubectl wait pod/held -n {ns} --for=condition=Ready --timeout=90s"},
+			See: []string{"kubectl get pod held -n {ns} -o wide", "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+		{Title: "ordinary delete (the pod's 30 s grace period)", Pod: "held",
+			Do:  []string{"kubectl delete pod held -n {ns} --wait=false"},
+			See: []string{"kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.deletionTimestamp} grace={.metadata.deletionGracePeriodSeconds} finalizers={.metadata.finalizers} phase={.status.phase}{\"\\n\"}'", "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+		{Title: "force delete: the finalizer still holds the object", Pod: "held",
+			Do:  []string{"kubectl delete pod held -n {ns} --force --grace-period=0 --wait=false"},
+			See: []string{"kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.deletionTimestamp} grace={.metadata.deletionGracePeriodSeconds} finalizers={.metadata.finalizers} phase={.status.phase}{\"\\n\"}'"}},
+		{Title: "remove the finalizer: now the object goes", Pod: "held",
+			Do:  []string{"kubectl patch pod held -n {ns} --type=merge -p '{\"metadata\":{\"finalizers\":null}}'"},
+			See: []string{"kubectl get pod held -n {ns}"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
 }
 
 // Run runs lab:finalizer on the cluster.

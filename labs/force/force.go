@@ -55,9 +55,21 @@ const (
 var Definition = lab.Definition{
 	Name:      "force",
 	Question:  "A pod is force-deleted (gracePeriodSeconds 0) on a healthy worker. Is its container gone when the API object is — and if not, how long does it outlive it, and how does it end?",
+	Summary:   "the API object is gone at once; the container is killed 2 s after SIGTERM, outliving it",
+	Uses:      lab.Uses{Worker: 0},
 	Manifests: []string{"slow-exit.yaml"},
-	Steps:     steps,
-	Claims:    Claims,
+	ByHand: []lab.HandStep{
+		{Title: "create pod slow-exit on a real worker and wait until it is Ready", Pod: "slow-exit",
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/slow-exit.yaml  # the lab also sets the workload image, nodeSelector kubernetes.io/hostname={node} and its run labels", "kubectl wait pod/slow-exit -n {ns} --for=condition=Ready --timeout=90s"},
+			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+		{Title: "force delete (gracePeriodSeconds 0)", Pod: "slow-exit",
+			Do:  []string{"kubectl delete pod slow-exit -n {ns} --force --grace-period=0 --wait=false"},
+			See: []string{"kubectl get pod slow-exit -n {ns}", "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+		{Title: "watch the container stop after the object is gone", Pod: "slow-exit",
+			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}", "docker exec {node} crictl logs $(docker exec {node} crictl ps -aq --label io.kubernetes.pod.name=slow-exit | head -1)"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
 }
 
 // Run runs lab:force on the cluster.

@@ -91,10 +91,23 @@ const (
 var Definition = lab.Definition{
 	Name:      "kwok",
 	Question:  "Do kwok fake nodes delete pods the way a kubelet does? The same deletions — with a finalizer (ordinary, then force, then finalizer removal) and without — on a real worker and on fake nodes under three stage sets side by side: which sets match the kubelet transition for transition, and where do the others part from it?",
+	Summary:   "which kwok stage sets delete pods transition for transition like a real kubelet",
+	Uses:      lab.Uses{Worker: 0, FakeNode: true},
 	Manifests: []string{"kwok-finalizer.yaml", "kwok-plain.yaml"},
-	Steps:     steps,
-	Claims:    Claims,
-	Report:    Report,
+	ByHand: []lab.HandStep{
+		{Title: "create the pods on a real worker and on fake nodes (label termlab.dev/stage-set picks the kwok stages)",
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/kwok-finalizer.yaml  # once per node kind and stage set; the lab sets name, node, labels and image"},
+			See: []string{"kubectl get pods -n {ns} -o wide -L termlab.dev/stage-set"}},
+		{Title: "ordinary delete of every pod", Do: []string{"kubectl delete pods --all -n {ns} --wait=false"},
+			See: []string{"kubectl get pods -n {ns} -w -o custom-columns=POD:.metadata.name,DELETION:.metadata.deletionTimestamp,GRACE:.metadata.deletionGracePeriodSeconds,FINALIZERS:.metadata.finalizers,PHASE:.status.phase"}},
+		{Title: "force delete the pods a finalizer holds", Do: []string{"kubectl delete pods --all -n {ns} --force --grace-period=0 --wait=false"},
+			See: []string{"kubectl get pods -n {ns} -o wide"}},
+		{Title: "remove the finalizers", Do: []string{"for p in $(kubectl get pods -n {ns} -o name); do kubectl patch $p -n {ns} --type=merge -p '{\"metadata\":{\"finalizers\":null}}'; done"},
+			See: []string{"kubectl get pods -n {ns}"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
+	Report: Report,
 }
 
 // Run runs lab:kwok on the cluster.

@@ -69,9 +69,26 @@ const KubeletRestoreAfter = goneWithin + beatWithin + notReadyWithin + 30*time.S
 var Definition = lab.Definition{
 	Name:      "orphan",
 	Question:  "The kubelet on a worker is stopped and its pod is force-deleted. Is the container still running with no API object — and what happens to it when the kubelet comes back?",
+	Summary:   "with the kubelet stopped, a force delete removes the object while the container keeps running",
+	Uses:      lab.Uses{Worker: 1, StopsKubelet: true},
 	Manifests: []string{"orphan-process.yaml"},
-	Steps:     steps,
-	Claims:    Claims,
+	ByHand: []lab.HandStep{
+		{Title: "create pod orphan-process on the second worker and wait until it is Ready", Pod: "orphan-process",
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/orphan-process.yaml  # the lab also sets the workload image, nodeSelector kubernetes.io/hostname={node} and its run labels", "kubectl wait pod/orphan-process -n {ns} --for=condition=Ready --timeout=90s"},
+			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
+		{Title: "stop only the kubelet (containerd keeps running)", Pod: "orphan-process",
+			Do:  []string{"docker exec {node} systemd-run --unit=restore-kubelet --on-active=180s --timer-property=AccuracySec=1s systemctl start kubelet  # a safety net", "docker exec {node} systemctl stop kubelet"},
+			See: []string{"docker exec {node} systemctl is-active kubelet"}},
+		{Title: "force delete: the object goes, the container does not", Pod: "orphan-process",
+			Do:  []string{"kubectl delete pod orphan-process -n {ns} --force --grace-period=0 --wait=false"},
+			See: []string{"kubectl get pod orphan-process -n {ns}", "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}", "docker exec {node} crictl logs --tail 3 $(docker exec {node} crictl ps -q --label io.kubernetes.pod.name=orphan-process)"}},
+		{Title: "wait for the node to turn NotReady", See: []string{"kubectl get node {node} -w"}},
+		{Title: "start the kubelet again: it kills the orphan", Pod: "orphan-process",
+			Do:  []string{"docker exec {node} systemctl start kubelet", "docker exec {node} systemctl stop restore-kubelet.timer"},
+			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}", "kubectl get node {node} -w"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
 }
 
 // Run runs lab:orphan on the cluster.
