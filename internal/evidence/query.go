@@ -17,6 +17,17 @@ func (r *Record) Action(kind, target string) (Action, bool) {
 	return Action{}, false
 }
 
+// TargetOf is the target of the first action of the kind (for example the
+// node of "stop-kubelet"), or "(no <kind>)" when there was none.
+func (r *Record) TargetOf(kind string) string {
+	for _, a := range r.Actions {
+		if a.Kind == kind {
+			return a.Target
+		}
+	}
+	return "(no " + kind + ")"
+}
+
 // Step returns the named step.
 func (r *Record) Step(name string) (Step, bool) {
 	for _, s := range r.Steps {

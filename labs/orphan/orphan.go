@@ -162,13 +162,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 
 	err = r.Step(ctx, fmt.Sprintf("wait for %s to turn NotReady", worker), func(ctx context.Context) error {
-		wctx, cancel := lab.Within(ctx, notReadyWithin)
-		e, err := r.Rec.WaitNode(wctx, worker.String(), "turn NotReady", func(e evidence.NodeEvent) bool { return e.Ready != "True" })
-		cancel()
-		if err == nil {
-			r.Infof("node %s Ready=%s (%s)", worker, e.Ready, e.Reason)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
+		if err := r.WaitNotReady(ctx, worker.String(), notReadyWithin); err != nil {
 			return err
 		}
 		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
@@ -185,15 +179,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.StartKubelet(ctx, worker); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, stoppedWithin)
-		defer cancel()
-		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop running", probeEvery, func(o evidence.ContainerObservation) bool {
-			return o.Stopped()
-		})
-		if err == nil {
-			r.Infof("crictl: %s", o.Describe())
-		}
-		return r.Unobserved(ctx, err)
+		return r.WaitStopped(ctx, worker, pod, containerID, stoppedWithin)
 	})
 	if err != nil {
 		return err
@@ -207,7 +193,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 // Claims decides lab:orphan's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	sec := claims.InSeconds
-	node := nodeOf(rec)
+	node := rec.TargetOf("stop-kubelet")
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
@@ -237,14 +223,4 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Pod: pod, After: "start-kubelet", NotBefore: killedNotBefore, Within: killedWithin,
 		}).WithTolerance("stopped_after_seconds", killedWithin-killedNotBefore),
 	}
-}
-
-// nodeOf is the node the lab stopped the kubelet on.
-func nodeOf(rec *evidence.Record) string {
-	for _, a := range rec.Actions {
-		if a.Kind == "stop-kubelet" {
-			return a.Target
-		}
-	}
-	return "(no kubelet was stopped)"
 }

@@ -35,33 +35,38 @@ const (
 	readyWithin = 90 * time.Second
 	// grace is the pod's terminationGracePeriodSeconds (manifests/pods/stuck.yaml).
 	grace = 30 * time.Second
-	// notReadyWithin: the node controller marks a node whose kubelet stopped
-	// posting status Unknown after node-monitor-grace-period (50 s since
-	// Kubernetes 1.32), checked every node-monitor-period (5 s); plus 20 s
-	// for a loaded machine. Observed in lab:orphan: 43–54 s.
-	notReadyWithin = 75 * time.Second
-	// taintWithin: the node lifecycle controller adds the unreachable
-	// NoExecute taint in the same pass that marks the node Unknown; 10 s
-	// covers its next passes.
-	taintWithin = 10 * time.Second
+	// The node lifecycle controller marks the node NotReady once it has not
+	// seen the node's lease renewed for its grace period (the same mechanism
+	// and bounds as lab:orphan's, internal/claims/bounds.go), and adds the
+	// unreachable NoExecute taint in the same pass or its next one.
+	notReadyEarliest = claims.NodeMonitorGracePeriod - claims.NodeLeaseRenewInterval                           // 39.6 s
+	notReadyLatest   = claims.NodeMonitorGracePeriod + 2*claims.NodeMonitorPeriod + claims.NodeStatusAllowance // 65 s
+	taintedLatest    = notReadyLatest + claims.NodeMonitorPeriod                                               // 70 s
+	// notReadyWithin and taintWithin bound the lab's waits: about twice the
+	// claims' bounds, so a late change is recorded and the claim says how late.
+	notReadyWithin = 2 * notReadyLatest
+	taintWithin    = 2 * claims.NodeMonitorPeriod
 	// pastDeadline: the object must still be there this long after its grace
 	// deadline (deletionTimestamp) — by then the kubelet would long have
 	// finished a deletion it could see.
 	pastDeadline = 15 * time.Second
-	// podGCWithin: the pod GC's loop runs every 20 s (gcCheckPeriod) and
-	// deletes terminating pods on NotReady out-of-service nodes; plus 10 s.
-	podGCWithin = 30 * time.Second
-	// stoppedWithin: a restarted kubelet kills a container no pod asks for
-	// within seconds (2.4–2.9 s in lab:orphan); 30 s allows a slow restart.
-	stoppedWithin   = 30 * time.Second
+	// podGCPeriod is how often the pod garbage collector runs (gcCheckPeriod
+	// in pkg/controller/podgc/gc_controller.go); each run force-deletes pods
+	// terminating on NotReady nodes with the out-of-service taint, after a
+	// status patch to phase Failed. podGCWithin adds the API round trips.
+	podGCPeriod = 20 * time.Second
+	podGCWithin = podGCPeriod + claims.NodeStatusAllowance
+	// A started kubelet kills a container no pod asks for at its first
+	// housekeeping (as in lab:orphan).
+	killedWithin    = claims.KubeletHousekeepingPeriod + claims.KubeletStartAllowance + claims.ExitAllowance // 4.5 s
+	stoppedWithin   = 30 * time.Second                                                                       // the lab's wait
 	nodeReadyWithin = 90 * time.Second
-	probeEvery      = 250 * time.Millisecond
 )
 
 // KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
 // stopped through the NotReady wait, the hold past the deadline and the pod
 // GC, so the node restarts it by itself only after all of them plus half a minute.
-const KubeletRestoreAfter = notReadyWithin + pastDeadline + podGCWithin + 30*time.Second
+const KubeletRestoreAfter = notReadyWithin + taintWithin + pastDeadline + podGCWithin + 30*time.Second
 
 // Definition is the lab.
 var Definition = lab.Definition{
@@ -114,17 +119,11 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.Delete(ctx, pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, notReadyWithin)
-		e, err := r.Rec.WaitNode(wctx, worker.String(), "turn NotReady", func(e evidence.NodeEvent) bool { return e.Ready != "True" })
-		cancel()
-		if err == nil {
-			r.Infof("node %s Ready=%s (%s)", worker, e.Ready, e.Reason)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
+		if err := r.WaitNotReady(ctx, worker.String(), notReadyWithin); err != nil {
 			return err
 		}
-		wctx, cancel = lab.Within(ctx, taintWithin)
-		e, err = r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return hasTaint(e, unreachable) })
+		wctx, cancel := lab.Within(ctx, taintWithin)
+		e, err := r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return hasTaint(e, unreachable) })
 		cancel()
 		if err == nil {
 			r.Infof("node %s taints %v", worker, e.Taints)
@@ -200,13 +199,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.StartKubelet(ctx, worker); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, stoppedWithin)
-		defer cancel()
-		o, err := r.Rec.WaitContainer(wctx, worker, pod, containerID, "stop running", probeEvery, evidence.ContainerObservation.Stopped)
-		if err == nil {
-			r.Infof("crictl: %s", o.Describe())
-		}
-		return r.Unobserved(ctx, err)
+		return r.WaitStopped(ctx, worker, pod, containerID, stoppedWithin)
 	})
 	if err != nil {
 		return err
@@ -231,7 +224,7 @@ func hasTaint(e evidence.NodeEvent, taint string) bool {
 
 // Claims decides lab:stuck's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
-	node := nodeOf(rec)
+	node := rec.TargetOf("stop-kubelet")
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "stuck.stays_terminating",
@@ -240,18 +233,19 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline,
 		}),
 		claims.NodeNotReady(rec, claims.NotReady{
-			ID:        "stuck.node_not_ready",
-			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady within %s of the stop (node-monitor-grace-period 50 s, checked every 5 s, plus 20 s for load).", notReadyWithin),
-			Node:      node, After: "stop-kubelet", Within: notReadyWithin,
-		}),
+			ID: "stuck.node_not_ready",
+			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady between %s and %s after the stop: node-monitor-grace-period %s after the last lease renewal (every %s), noticed at the controller's looks every %s, plus %s for its update.",
+				claims.InSeconds(notReadyEarliest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorGracePeriod), claims.InSeconds(claims.NodeLeaseRenewInterval), claims.InSeconds(claims.NodeMonitorPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
+			Node: node, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: notReadyLatest,
+		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
 		claims.NodeTaintedWithin(rec, claims.Tainted{
 			ID:        "stuck.node_unreachable_taint",
-			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s within %s of the kubelet stop (it does so when it marks the node NotReady).", unreachable, notReadyWithin+taintWithin),
-			Node:      node, Taint: unreachable, After: "stop-kubelet", Within: notReadyWithin + taintWithin,
+			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s within %s of the kubelet stop: in the pass that marks it NotReady (at most %s) or the next one (%s later).", unreachable, claims.InSeconds(taintedLatest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorPeriod)),
+			Node:      node, Taint: unreachable, After: "stop-kubelet", Within: taintedLatest,
 		}),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",
-			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every 20 s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's.", podGCWithin),
+			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
 			Pod:       pod, After: "taint-node", Within: podGCWithin, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet",
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
@@ -261,18 +255,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "stuck.container_stopped_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s (a restarted kubelet kills containers no pod asks for). Recorded: its exit code and whether it got SIGTERM.", stoppedWithin),
-			Pod:       pod, After: "start-kubelet", Within: stoppedWithin,
+			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
+			Pod:       pod, After: "start-kubelet", Within: killedWithin,
 		}),
 	}
-}
-
-// nodeOf is the node the lab stopped the kubelet on.
-func nodeOf(rec *evidence.Record) string {
-	for _, a := range rec.Actions {
-		if a.Kind == "stop-kubelet" {
-			return a.Target
-		}
-	}
-	return "(no kubelet was stopped)"
 }
