@@ -78,6 +78,8 @@ func TestWatchGapDuringHold(t *testing.T) {
 			if before, ok := rec.Latest("held", g.From); !ok || rvNumber(t, run.resumedFrom) < rvNumber(t, before.ResourceVersion) {
 				t.Errorf("the pod watch came back from resourceVersion %s, before the last event seen before the cut (%s)", run.resumedFrom, evidence.Describe(before))
 			}
+			t.Logf("gap: %s–%s: %s", g.From.Format(time.RFC3339Nano), g.To.Format(time.RFC3339Nano), g.Why)
+			t.Logf("DeletionHeld: %s: %s", c.Verdict, c.Reason)
 			if c.Passed() {
 				t.Fatalf("DeletionHeld passed with the pod watch down during the hold (gap %s–%s)", g.From, g.To)
 			}
@@ -89,7 +91,8 @@ func TestWatchGapDuringHold(t *testing.T) {
 				t.Errorf("evidence %v does not cite %s", c.Evidence, evidence.WatchGapsFile)
 			}
 			// The claim fails on the gap alone: the object was held all along.
-			if strings.Count(c.Reason, "watch was down") != 1 || c.Observed["deleted_before_release"] != false || !slices.Contains(c.Observed["finalizers"].([]string), holdFinalizer) {
+			finalizers, _ := c.Observed["finalizers"].([]string)
+			if strings.Count(c.Reason, "watch was down") != 1 || c.Observed["deleted_before_release"] != false || !slices.Contains(finalizers, holdFinalizer) {
 				t.Errorf("DeletionHeld failed for more than the gap: %s (observed %v)", c.Reason, c.Observed)
 			}
 			b, err := os.ReadFile(filepath.Join(run.dir, evidence.WatchGapsFile))
