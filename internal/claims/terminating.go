@@ -88,9 +88,11 @@ type Tainted struct {
 	Node          string
 	// Taint is "key:Effect", as the record keeps taints.
 	Taint string
-	// After is the action kind the bound counts from.
+	// After is the action kind the bounds count from.
 	After  string
 	Within time.Duration
+	// NotBefore, if set, needs the taint to come at least this long after the action.
+	NotBefore time.Duration
 }
 
 // NodeTaintedWithin decides from the recorded node changes that the node
@@ -119,6 +121,7 @@ func NodeTaintedWithin(rec *evidence.Record, t Tainted) Claim {
 	k.observe("taints", e.Taints)
 	k.observe("ready", e.Ready)
 	k.require(after <= t.Within, "the node carried %s %s after the %s, later than %s", t.Taint, after.Round(time.Millisecond), t.After, t.Within)
+	k.require(after >= t.NotBefore, "the node carried %s %s after the %s, sooner than %s", t.Taint, after.Round(time.Millisecond), t.After, t.NotBefore)
 	return k.done()
 }
 

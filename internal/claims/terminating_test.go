@@ -81,6 +81,13 @@ func TestStuckClaimsFailOnContradictingRecords(t *testing.T) {
 		{"no unreachable taint", func(rec *evidence.Record) {
 			rec.NodeEvents[1].Taints = nil
 		}, func(r *evidence.Record) Claim { return NodeTaintedWithin(r, taintSpec) }, "showed taint"},
+		{"tainted at once (not by the node controller's grace period)", func(rec *evidence.Record) {
+			rec.NodeEvents[1].ObservedAt = at(6)
+		}, func(r *evidence.Record) Claim {
+			s := taintSpec
+			s.NotBefore = 39 * time.Second
+			return NodeTaintedWithin(r, s)
+		}, "sooner than"},
 		{"tainted too late", func(rec *evidence.Record) {
 			rec.NodeEvents[1].ObservedAt = at(95)
 		}, func(r *evidence.Record) Claim { return NodeTaintedWithin(r, taintSpec) }, "later than"},

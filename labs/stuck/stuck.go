@@ -240,8 +240,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
 		claims.NodeTaintedWithin(rec, claims.Tainted{
 			ID:        "stuck.node_unreachable_taint",
-			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s within %s of the kubelet stop: in the pass that marks it NotReady (at most %s) or the next one (%s later).", unreachable, claims.InSeconds(taintedLatest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorPeriod)),
-			Node:      node, Taint: unreachable, After: "stop-kubelet", Within: taintedLatest,
+			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s between %s and %s after the kubelet stop: in the pass that marks it NotReady (%s–%s) or the next one (%s later).", unreachable, claims.InSeconds(notReadyEarliest), claims.InSeconds(taintedLatest), claims.InSeconds(notReadyEarliest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorPeriod)),
+			Node:      node, Taint: unreachable, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: taintedLatest,
 		}),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",

@@ -1,0 +1,109 @@
+package stuck
+
+import (
+	"testing"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
+)
+
+// recorded is a real lab:stuck run on the termlab cluster (kubelet v1.37.2);
+// the whole objects are left out of events.jsonl.
+const recorded = "testdata/20261203-071917-4662"
+
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
+
+func TestRecordedRunPasses(t *testing.T) {
+	labtest.AllPass(t, Claims(load(t)), 6)
+}
+
+func TestContradictingRecordsFail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*evidence.Record)
+		fails  []string
+	}{
+		{
+			name: "something finished the deletion before the taint (the object went at its grace deadline)",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", pod)
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.Type == "DELETED" {
+						rec.PodEvents[i].ObservedAt = del.StartedAt.Add(grace)
+					}
+				}
+			},
+			fails: []string{"stuck.stays_terminating", "stuck.pod_gc_deleted"},
+		},
+		{
+			name: "the pod watch was down while the object was Terminating",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", pod)
+				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: del.FinishedAt, To: del.FinishedAt.Add(grace), Why: "test: connection reset"})
+			},
+			fails: []string{"stuck.stays_terminating"},
+		},
+		{
+			name: "the node never got the unreachable taint",
+			mutate: func(rec *evidence.Record) {
+				for i := range rec.NodeEvents {
+					rec.NodeEvents[i].Taints = nil
+				}
+			},
+			fails: []string{"stuck.node_unreachable_taint"},
+		},
+		{
+			name: "the node turned NotReady at once (not the node controller's grace period)",
+			mutate: func(rec *evidence.Record) {
+				stop, _ := rec.Action("stop-kubelet", rec.TargetOf("stop-kubelet"))
+				for i, e := range rec.NodeEvents {
+					if e.Ready != "True" {
+						rec.NodeEvents[i].ObservedAt = stop.StartedAt.Add(grace / 10)
+					}
+				}
+			},
+			fails: []string{"stuck.node_not_ready", "stuck.node_unreachable_taint"},
+		},
+		{
+			name: "deleted without being marked Failed (not the pod GC)",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.Phase == "Failed" {
+						rec.PodEvents[i].Phase = "Running"
+					}
+				}
+			},
+			fails: []string{"stuck.pod_gc_deleted"},
+		},
+		{
+			name: "the container had stopped when the object went (the node really was shut down)",
+			mutate: func(rec *evidence.Record) {
+				gone, _ := rec.Deleted(pod)
+				for i, o := range rec.Containers {
+					if o.ObservedAt.After(gone.ObservedAt) && o.State == evidence.ContainerRunning {
+						rec.Containers[i].State = evidence.ContainerExited
+					}
+				}
+			},
+			fails: []string{"stuck.container_running_after_gone"},
+		},
+		{
+			name: "the container still ran long after the kubelet came back",
+			mutate: func(rec *evidence.Record) {
+				for i, o := range rec.Containers {
+					if o.FinishedAt != nil {
+						t := o.FinishedAt.Add(killedWithin * 2)
+						rec.Containers[i].FinishedAt = &t
+					}
+				}
+			},
+			fails: []string{"stuck.container_stopped_after_kubelet_restart"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.mutate(rec)
+			labtest.OnlyFail(t, Claims(rec), tc.fails...)
+		})
+	}
+}
