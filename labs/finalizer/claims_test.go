@@ -108,13 +108,13 @@ func TestContradictingRecordsFail(t *testing.T) {
 		},
 		{
 			// The slowest recorded reaction is 0.52 s; the claim allows 1 s.
-			name: "the kubelet sent SIGTERM 1.2 s after the delete",
+			name: "the kubelet sent SIGTERM 4 s after the delete",
 			mutate: func(rec *evidence.Record) {
 				del, _ := rec.Action("delete", "held")
-				moveSignal(rec, "held", del.StartedAt.Add(1200*time.Millisecond))
-				setFinishedAt(rec, "held", del.StartedAt.Add(1210*time.Millisecond))
+				moveSignal(rec, "held", del.StartedAt.Add(4*time.Second))
+				setFinishedAt(rec, "held", del.StartedAt.Add(4010*time.Millisecond))
 			},
-			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
 			name: "the workload took 1 s after SIGTERM to exit (its term delay is 0 s)",
@@ -124,11 +124,11 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
-			name: "the container stopped 1.6 s after the delete",
+			name: "the container stopped 4.1 s after the delete",
 			mutate: func(rec *evidence.Record) {
 				del, _ := rec.Action("delete", "held")
-				moveSignal(rec, "held", del.StartedAt.Add(time.Second))
-				setFinishedAt(rec, "held", del.StartedAt.Add(1600*time.Millisecond))
+				moveSignal(rec, "held", del.StartedAt.Add(3500*time.Millisecond))
+				setFinishedAt(rec, "held", del.StartedAt.Add(4100*time.Millisecond))
 			},
 			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
 		},

@@ -50,8 +50,9 @@ const (
 	// exitAfterSigterm: the workload exits after its term delay, plus the
 	// allowance for the runtime to record the exit.
 	exitAfterSigterm = termDelay + claims.ExitAllowance
-	// stoppedWithin (1.5 s) adds those up: short of the kubelet's 2 s minimum
-	// grace, so only the workload's own exit can meet it, not a SIGKILL.
+	// stoppedWithin (4 s) adds those up. A SIGKILL after the kubelet's 2 s
+	// minimum grace could also meet it: the stop within ExitAllowance of the
+	// logged SIGTERM, with exit code 0, is what tells the workload's own exit.
 	stoppedWithin = sigtermWithin + exitAfterSigterm
 	// goneAfterRelease: at grace 0 the API server deletes the object in the
 	// same update that removes its last finalizer; only the watch delivery remains.

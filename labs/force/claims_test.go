@@ -78,6 +78,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 		{"SIGKILL twice as late: 4 s after SIGTERM", func(rec *evidence.Record) {
 			exitAt(rec, signal(rec).Add(4*time.Second), 137)
+		}, []string{"force.sigkill_after_minimum_grace"}},
+		{"the workload ran out its 8 s term delay (no SIGKILL)", func(rec *evidence.Record) {
+			exitAt(rec, signal(rec).Add(8*time.Second), 0)
 		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 		{"SIGKILL at once, no minimum grace", func(rec *evidence.Record) {
 			exitAt(rec, signal(rec).Add(50*time.Millisecond), 137)
@@ -91,9 +94,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 		}, []string{"force.sigkill_after_minimum_grace"}},
-		{"the kubelet sent SIGTERM 1.2 s after the request", func(rec *evidence.Record) {
+		{"the kubelet sent SIGTERM 4.5 s after the request", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
-			late := force.StartedAt.Add(1200 * time.Millisecond)
+			late := force.StartedAt.Add(4500 * time.Millisecond)
 			for i, o := range rec.Containers {
 				if o.Log != nil && o.Log.SignalAt != nil {
 					l := *o.Log
@@ -102,7 +105,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 			exitAt(rec, late.Add(2*time.Second), 137)
-		}, []string{"force.sigkill_after_minimum_grace"}},
+		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := load(t)

@@ -43,7 +43,7 @@ const (
 	// ExitAllowance either way: the SIGTERM may be logged a little late, the
 	// exit recorded a little after the SIGKILL.
 	killedAfterSigterm = claims.KubeletMinimumGracePeriod
-	// stoppedWithin (3.5 s) adds those up: far short of the pod's 30 s grace
+	// stoppedWithin (6 s) adds those up: short of the pod's 30 s grace
 	// period and of the workload's 8 s term delay.
 	stoppedWithin = sigtermWithin + killedAfterSigterm + claims.ExitAllowance
 	// termDelay is how long the workload keeps going after SIGTERM before it

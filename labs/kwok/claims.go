@@ -34,8 +34,9 @@ const (
 	// exitAfterSigterm: the workload's term delay, plus the allowance for the
 	// runtime to record the exit.
 	exitAfterSigterm = termDelay + claims.ExitAllowance
-	// stoppedWithin (1.5 s) adds those up: short of the kubelet's 2 s minimum
-	// grace, so only the workload's own exit can meet it, not a SIGKILL.
+	// stoppedWithin (4 s) adds those up. A SIGKILL after the kubelet's 2 s
+	// minimum grace could also meet it: the stop within ExitAllowance of the
+	// logged SIGTERM, with exit code 0, is what tells the workload's own exit.
 	stoppedWithin = sigtermWithin + exitAfterSigterm
 	// graceZeroWithin: kwok v0.8's fast pod-delete stage has no delay; kwok
 	// sees the deletionTimestamp on its watch and deletes with grace 0 at

@@ -143,10 +143,10 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.kubelet.plain.reference_stopped"},
 		},
 		{
-			name: "the kubelet sent the reference SIGTERM 1.2 s after the delete",
+			name: "the kubelet sent the reference SIGTERM 4 s after the delete",
 			mutate: func(rec *evidence.Record) {
 				del, _ := rec.Action("delete", "finalizer-kubelet")
-				late := del.StartedAt.Add(1200 * time.Millisecond)
+				late := del.StartedAt.Add(4 * time.Second)
 				for i, o := range rec.Containers {
 					if o.Pod == "finalizer-kubelet" && o.Log != nil && o.Log.SignalAt != nil {
 						l := *o.Log
@@ -158,12 +158,12 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.kubelet.finalizer.reference_stopped"},
 		},
 		{
-			name: "kwok v0.8 collapsed the grace period only 2 s after the delete",
+			name: "kwok v0.8 collapsed the grace period only 5 s after the delete",
 			mutate: func(rec *evidence.Record) {
 				del, _ := rec.Action("delete", "plain-kwok-v08-fast")
 				for i, e := range rec.PodEvents {
 					if e.Name == "plain-kwok-v08-fast" && e.ObservedAt.After(del.StartedAt) {
-						rec.PodEvents[i].ObservedAt = e.ObservedAt.Add(2 * time.Second)
+						rec.PodEvents[i].ObservedAt = e.ObservedAt.Add(5 * time.Second)
 					}
 				}
 			},
