@@ -84,6 +84,10 @@ type Definition struct {
 	// Report, if set, renders the lab's own sections of report.md from the
 	// decided record (pure, like Claims).
 	Report func(rec *evidence.Record, decided []claims.Claim) []report.Section
+	// Answer, if set, answers Question with this run's numbers, from the
+	// decided claims' observed values (pure); a failed claim must be said.
+	// It opens report.md.
+	Answer func(rec *evidence.Record, decided []claims.Claim) string
 }
 
 // Title is "lab:<name>", also its mage target.
@@ -238,6 +242,9 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	run := report.Run{Summary: s, Record: record, Title: def.Title(), Question: def.Question}
 	if def.Report != nil {
 		run.Sections = def.Report(record, decided)
+	}
+	if def.Answer != nil {
+		run.Answer = def.Answer(record, decided)
 	}
 	files, err := report.Render(run)
 	fail("rendering the reports", err)

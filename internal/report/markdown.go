@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -23,15 +24,18 @@ func Markdown(run Run) []byte {
 			passed++
 		}
 	}
-	p("# %s — run %s\n\n", run.Title, s.RunID)
-	p("**Verdict: %s** — %d of %d claims passed. Started %s, finished %s (%s). Namespace `%s`.\n\n",
-		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.StartedAt.UTC().Format(time.RFC3339), s.FinishedAt.UTC().Format(time.RFC3339),
-		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
+	p("# %s\n\n", run.Title)
 	if run.Question != "" {
-		p("> %s\n\n", run.Question)
+		p("**Question.** %s\n\n", run.Question)
 	}
-	p("![Timeline: API object vs container on the node](%s)\n\n", TimelineFile)
-	p("The picture shows, per pod, when the API object existed (blue), carried a deletionTimestamp (amber) and was gone (grey), against when its container ran on the node according to crictl (green). A red hatched band marks a container running with its API object gone.\n\n")
+	if run.Answer != "" {
+		p("**Answer from this run.** %s\n\n", run.Answer)
+	}
+	p("**Verdict: %s** — %d of %d claims passed. Run `%s`, started %s UTC, took %s; namespace `%s`.\n\n",
+		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
+	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
+	p("Time runs left to right. Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; the legend under the picture names every colour used.\n\n")
 
 	if len(s.Repairs) > 0 || len(s.Errors) > 0 {
 		p("## Before and around the run\n\n")
@@ -46,27 +50,32 @@ func Markdown(run Run) []byte {
 
 	p("## Claims\n\n| | claim | statement |\n|---|---|---|\n")
 	for _, c := range s.Claims {
-		p("| %s | [`%s`](#%s) | %s |\n", mark(c.Verdict), c.ID, anchor(c.ID), cell(c.Statement))
+		statement := c.Statement
+		if c.Reason != "" {
+			statement += " **Failed: " + c.Reason + "**"
+		}
+		p("| %s | [`%s`](#%s) | %s |\n", mark(c.Verdict), c.ID, anchor(c.ID), cell(statement))
 	}
-	p("\n")
+	p("\n## What each claim observed\n\n")
 	for _, c := range s.Claims {
 		p("### %s %s\n\n", mark(c.Verdict), c.ID)
-		p("%s\n\n**Verdict: %s**", c.Statement, c.Verdict)
 		if c.Reason != "" {
-			p(" — %s", c.Reason)
+			p("**Failed:** %s\n\n", c.Reason)
 		}
-		p("\n\nObserved:\n\n")
 		keys := make([]string, 0, len(c.Observed))
 		for k := range c.Observed {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		if len(keys) > 0 {
+			p("| observed | value |\n|---|---|\n")
+		}
 		for _, k := range keys {
-			p("- `%s`: %s", k, value(c.Observed[k]))
+			v := humanValue(k, c.Observed[k], rec.StartedAt)
 			if tol, ok := c.Tolerances[k]; ok {
-				p(" (vouched for: runs compare within ±%g s)", tol)
+				v += fmt.Sprintf(" (runs compare within ±%g s)", tol)
 			}
-			p("\n")
+			p("| %s | %s |\n", strings.ReplaceAll(k, "_", " "), cell(v))
 		}
 		if len(c.Evidence) > 0 {
 			p("\nEvidence: ")
@@ -94,20 +103,24 @@ func Markdown(run Run) []byte {
 	p("\n")
 
 	if len(rec.Actions) > 0 {
-		p("## Requests and node commands\n\nExactly what the lab sent (also in [%s](%s)).\n\n| start | what | target | request | as a user would type it | result |\n|---|---|---|---|---|---|\n", evidence.ActionsFile, evidence.ActionsFile)
-		for _, a := range rec.Actions {
+		p("## Requests and node commands\n\nWhat the lab did, as a person would type it (exact requests below and in [%s](%s)).\n\n| # | start | what | as a user would type it | result |\n|---|---|---|---|---|\n", evidence.ActionsFile, evidence.ActionsFile)
+		for i, a := range rec.Actions {
 			result := fmt.Sprintf("ok in %s", a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond))
 			if a.Error != "" {
 				result = "error: " + a.Error
 			}
-			p("| %s | %s | %s | `%s` | `%s` | %s |\n", rel(rec.StartedAt, a.StartedAt), a.Kind, a.Target, cell(string(a.Request)), cell(a.Equivalent), cell(result))
+			p("| %d | %s | %s %s | `%s` | %s |\n", i+1, rel(rec.StartedAt, a.StartedAt), a.Kind, a.Target, cell(a.Equivalent), cell(result))
 		}
-		p("\n")
+		p("\n<details><summary>The exact requests (%d)</summary>\n\n", len(rec.Actions))
+		for i, a := range rec.Actions {
+			p("%d. %s %s:\n\n   ```json\n   %s\n   ```\n\n", i+1, a.Kind, a.Target, strings.ReplaceAll(indentJSON(a.Request), "\n", "\n   "))
+		}
+		p("</details>\n\n")
 	}
 
 	pods := rec.Pods()
 	if len(pods) > 0 {
-		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n")
+		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n<details><summary>The transition table (%d pods)</summary>\n\n", len(pods))
 		seqs := make([][]claims.Transition, len(pods))
 		longest := 0
 		p("| # |")
@@ -130,7 +143,7 @@ func Markdown(run Run) []byte {
 			}
 			p("\n")
 		}
-		p("\n")
+		p("\n</details>\n\n")
 		if len(pods) > 1 {
 			for i := 1; i < len(pods); i++ {
 				if at, differs := claims.FirstDifference(seqs[0], seqs[i]); differs {
@@ -143,11 +156,12 @@ func Markdown(run Run) []byte {
 		}
 	}
 
-	p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n| time | source | what |\n|---|---|---|\n")
-	for _, r := range timelineRows(rec) {
+	rows := timelineRows(rec)
+	p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n<details><summary>All %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", len(rows))
+	for _, r := range rows {
 		p("| %s | %s | %s |\n", rel(rec.StartedAt, r.at), r.source, cell(r.what))
 	}
-	p("\n")
+	p("\n</details>\n\n")
 
 	if len(rec.Notes) > 0 {
 		p("## Notes\n\n")
@@ -243,6 +257,43 @@ func anchor(id string) string {
 
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// humanValue shows an observed value for a person: durations in seconds,
+// times relative to the run's start, container IDs shortened as crictl ps
+// shows them. The raw values stay in summary.json.
+func humanValue(key string, v any, start time.Time) string {
+	switch x := v.(type) {
+	case float64:
+		if strings.HasSuffix(key, "_seconds") {
+			return FormatSeconds(x)
+		}
+		return fmt.Sprint(x)
+	case int, int32, int64:
+		return fmt.Sprint(x)
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case string:
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return fmt.Sprintf("%s (%s UTC)", rel(start, t), t.UTC().Format("15:04:05.000"))
+		}
+		if len(x) == 64 && strings.Trim(x, "0123456789abcdef") == "" {
+			return "`" + x[:13] + "`"
+		}
+		return x
+	}
+	return value(v)
+}
+
+func indentJSON(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 func value(v any) string {

@@ -52,6 +52,9 @@ type Run struct {
 	// Title and Question introduce the report, e.g. "lab:finalizer" and the lab's question.
 	Title    string
 	Question string
+	// Answer answers Question with the run's numbers (see Findings); it
+	// opens report.md, before the picture.
+	Answer string
 	// Sections are the lab's own parts of report.md, shown after the claims.
 	Sections []Section
 }

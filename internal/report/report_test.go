@@ -84,6 +84,8 @@ func orphanRun() Run {
 	}
 	return Run{
 		Title: "lab:orphan", Question: "What happens to a container whose pod is force-deleted while its node's kubelet is stopped?",
+		Answer: Join(NewFindings(cs).Say("orphan.container_running", "The container ran on after its object was gone."),
+			NewFindings(cs).Say("orphan.container_stopped", "It got SIGTERM.")),
 		Record: rec,
 		Summary: Summary{Lab: "orphan", RunID: rec.RunID, Verdict: claims.Overall(cs), StartedAt: at(0), FinishedAt: at(80),
 			Versions: map[string]string{"kind": "v0.33.0", "kubernetes_server": "v1.37.2"}, Namespace: rec.Namespace,

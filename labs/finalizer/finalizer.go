@@ -82,6 +82,7 @@ var Definition = lab.Definition{
 	},
 	Steps:  steps,
 	Claims: Claims,
+	Answer: Answer,
 }
 
 // Run runs lab:finalizer on the cluster.

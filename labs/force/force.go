@@ -70,6 +70,7 @@ var Definition = lab.Definition{
 	},
 	Steps:  steps,
 	Claims: Claims,
+	Answer: Answer,
 }
 
 // Run runs lab:force on the cluster.

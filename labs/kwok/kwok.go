@@ -107,6 +107,7 @@ var Definition = lab.Definition{
 	},
 	Steps:  steps,
 	Claims: Claims,
+	Answer: Answer,
 	Report: Report,
 }
 

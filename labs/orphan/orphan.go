@@ -89,6 +89,7 @@ var Definition = lab.Definition{
 	},
 	Steps:  steps,
 	Claims: Claims,
+	Answer: Answer,
 }
 
 // Run runs lab:orphan on the cluster.

@@ -94,6 +94,7 @@ var Definition = lab.Definition{
 	},
 	Steps:  steps,
 	Claims: Claims,
+	Answer: Answer,
 }
 
 func steps(ctx context.Context, r *lab.Run) error {

@@ -1,0 +1,31 @@
+package stuck
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAnswerGivesTheRunsNumbers(t *testing.T) {
+	rec := load(t)
+	got := Answer(rec, Claims(rec))
+	for _, want := range []string{"Terminating 19.4 s past its 30 s grace deadline", "NotReady 48.7 s", "deleted it within 13.9 s", "still showed its container running", "exit code 137"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestAnswerSaysWhatFailed(t *testing.T) {
+	rec := load(t)
+	// Something finished the deletion at its grace deadline, before the taint.
+	del, _ := rec.Action("delete", pod)
+	for i, e := range rec.PodEvents {
+		if e.Name == pod && e.Type == "DELETED" {
+			rec.PodEvents[i].ObservedAt = del.StartedAt.Add(grace)
+		}
+	}
+	got := Answer(rec, Claims(rec))
+	if !strings.Contains(got, "stuck.stays_terminating failed") || strings.Contains(got, "stayed Terminating") {
+		t.Errorf("the answer does not say that the pod did not stay Terminating:\n%s", got)
+	}
+}
