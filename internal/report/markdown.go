@@ -35,7 +35,7 @@ func Markdown(run Run) []byte {
 		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
 		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
-	p("Time runs left to right. Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; the legend under the picture names every colour used.\n\n")
+	p("Time runs left to right, in seconds from the first delete. Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; the legend under the picture names every colour used.\n\n")
 
 	if len(s.Repairs) > 0 || len(s.Errors) > 0 {
 		p("## Before and around the run\n\n")

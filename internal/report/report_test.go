@@ -146,7 +146,7 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(svg), "ORPHAN") {
+	if !strings.Contains(string(svg), ">orphan +") {
 		t.Error("the timeline does not mark the orphan")
 	}
 	tl := BuildTimeline(run.Record)
@@ -169,5 +169,65 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("summary.json lacks %s", key)
 		}
+	}
+}
+
+func TestTimelineDrawsWhatTheRunShows(t *testing.T) {
+	run := orphanRun()
+	tl := BuildTimeline(run.Record)
+	if !tl.Origin.Equal(at(3.5)) {
+		t.Errorf("axis zero at %s, want the force delete (+3.5s)", tl.Origin.Sub(t0))
+	}
+	var kinds []string
+	for _, m := range tl.Marks {
+		kinds = append(kinds, m.Kind)
+	}
+	if len(tl.Marks) != 1 || tl.Marks[0].Kind != MarkSIGKILL || !tl.Marks[0].At.Equal(at(62.9)) {
+		t.Errorf("marks %v, want SIGKILL at the exit 137 (+62.9s)", kinds)
+	}
+	var ready []Segment
+	for _, l := range tl.Lanes {
+		for _, s := range l.Segments {
+			if s.Kind == KindReady {
+				ready = append(ready, s)
+			}
+		}
+	}
+	if len(ready) != 2 || !ready[0].To.Equal(at(45)) {
+		t.Errorf("Ready=True segments %+v, want two: until NotReady at +45s and from +64s", ready)
+	}
+	svg := string(SVG(run))
+	for _, unused := range []string{kindStyle[KindDeleting].legend, kindStyle[KindRemoved].legend, markStyle[MarkSIGTERM].legend} {
+		if strings.Contains(svg, ">"+unused+"<") {
+			t.Errorf("the legend lists %q, which the picture does not use", unused)
+		}
+	}
+	for _, used := range []string{kindStyle[KindReady].legend, kindStyle[KindKubeletStopped].legend, markStyle[MarkSIGKILL].legend} {
+		if !strings.Contains(svg, ">"+used+"<") {
+			t.Errorf("the legend lacks %q", used)
+		}
+	}
+}
+
+func TestFakeNodePodIsOneLaneOfWhatTheAPIReports(t *testing.T) {
+	pod := func(sec float64, typ string, st evidence.PodState) evidence.PodEvent {
+		st.Name, st.NodeName = "plain-kwok-v07-fast", "kwok-node-0"
+		return evidence.PodEvent{ObservedAt: at(sec), Type: typ, PodState: st}
+	}
+	deleting := &time.Time{}
+	rec := &evidence.Record{StartedAt: at(0), EndedAt: at(10),
+		Actions: []evidence.Action{{Kind: "delete", Target: "plain-kwok-v07-fast", StartedAt: at(1), FinishedAt: at(1.1)}},
+		PodEvents: []evidence.PodEvent{
+			pod(0.1, "ADDED", evidence.PodState{Phase: "Running", Finalizers: []string{"lab.example.com/cleanup"}}),
+			pod(1.1, "MODIFIED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting, Finalizers: []string{"lab.example.com/cleanup"}}),
+			pod(1.2, "MODIFIED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
+			pod(1.3, "DELETED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
+		}}
+	tl := BuildTimeline(rec)
+	if len(tl.Lanes) != 1 || !strings.Contains(tl.Lanes[0].Label, "kwok") {
+		t.Fatalf("lanes %+v, want one API lane for the kwok pod", tl.Lanes)
+	}
+	if len(tl.Marks) != 1 || tl.Marks[0].Kind != MarkFinalizersEmptied || !tl.Marks[0].At.Equal(at(1.2)) {
+		t.Errorf("marks %+v, want the finalizers emptied at +1.2s", tl.Marks)
 	}
 }

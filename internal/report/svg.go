@@ -4,36 +4,71 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"sort"
 	"strings"
 	"time"
 )
 
-// Colours per segment kind, and the legend's words for them.
-var kindStyle = map[string]struct{ fill, legend string }{
-	KindExists:         {"#4a90d9", "API object exists"},
-	KindDeleting:       {"#f0ad4e", "API object has deletionTimestamp"},
-	KindGone:           {"#e6e6e6", "API object gone"},
-	KindRunning:        {"#3c9a3c", "container running on the node"},
-	KindExited:         {"#9e9e9e", "container exited"},
-	KindRemoved:        {"#f4f4f4", "container removed from the node"},
-	KindKubeletStopped: {"#c9302c", "kubelet stopped"},
-	KindNotReady:       {"#f2b8b5", "node NotReady"},
+// style is how one meaning is drawn. Every meaning has its own colour; fills
+// keep at least 3:1 contrast against the lane background and against the
+// text written on them (TestPaletteContrast).
+type style struct {
+	fill   string
+	text   string // colour of a label written on the fill
+	thin   bool   // drawn as a thin bar: an absence (object gone, container removed)
+	legend string
 }
 
-var legendOrder = []string{KindExists, KindDeleting, KindGone, KindRunning, KindExited, KindRemoved, KindKubeletStopped, KindNotReady}
+var kindStyle = map[string]style{
+	KindExists:         {"#1565c0", "#ffffff", false, "API: object exists"},
+	KindDeleting:       {"#b35900", "#ffffff", false, "API: deletionTimestamp set"},
+	KindTerminated:     {"#6a1b9a", "#ffffff", false, "API: deletionTimestamp set, container reported terminated"},
+	KindGone:           {"#707070", "#ffffff", true, "API: object gone"},
+	KindRunning:        {"#2e7d32", "#ffffff", false, "crictl: container running"},
+	KindExited:         {"#455a64", "#ffffff", false, "crictl: container exited (exit code)"},
+	KindRemoved:        {"#8d5a3b", "#ffffff", true, "crictl: container removed"},
+	KindKubeletStopped: {"#212121", "#ffffff", false, "node: kubelet stopped"},
+	KindReady:          {"#00796b", "#ffffff", false, "node: Ready=True"},
+	KindNotReady:       {"#c2185b", "#ffffff", false, "node: NotReady"},
+}
+
+var legendOrder = []string{KindExists, KindDeleting, KindTerminated, KindGone, KindRunning, KindExited, KindRemoved, KindKubeletStopped, KindReady, KindNotReady}
+
+// markStyle is how a moment is drawn: a symbol in the gap above its lane.
+var markStyle = map[string]struct{ colour, symbol, legend string }{
+	MarkSIGTERM:           {"#e65100", "▼", "SIGTERM logged by the workload"},
+	MarkSIGKILL:           {"#000000", "✕", "SIGKILL: exit code 137 (crictl)"},
+	MarkFinalizersEmptied: {"#827717", "◆", "finalizers emptied, not by the lab"},
+}
+
+var markOrder = []string{MarkSIGTERM, MarkSIGKILL, MarkFinalizersEmptied}
+
+// Colours of the picture itself, also checked for contrast.
+const (
+	laneBackground = "#ffffff"
+	laneBorder     = "#8a8a8a"
+	textColour     = "#1a1a1a"
+	quietText      = "#595959" // axis, notes, run id
+	orphanColour   = "#d50000"
+	markerColour   = "#333333"
+	gridColour     = "#e0e0e0" // grid lines only: decoration, not information
+)
 
 const (
-	svgWidth   = 1000
-	labelWidth = 250
-	plotWidth  = svgWidth - labelWidth - 30
-	laneHeight = 26
-	laneGap    = 8
-	topMargin  = 58
+	svgWidth    = 1000
+	labelWidth  = 260
+	plotLeft    = labelWidth + 10
+	plotWidth   = svgWidth - plotLeft - 20
+	laneHeight  = 24
+	laneGap     = 16
+	topMargin   = 92
+	charWidth   = 6.5 // average width of a 12 px sans-serif character, for fitting labels
+	clusterNear = 16  // markers closer than this (px) share one numbered badge
 )
 
 // SVG renders the timeline: one row per lane, the lab's actions as numbered
-// vertical lines, and every interval where a container ran with its API
-// object gone outlined in red and labelled, so the orphan shows at a glance.
+// vertical lines, signals as marks, and every interval where a container ran
+// with its API object gone hatched over that pod's lanes.
 func SVG(run Run) []byte {
 	tl := BuildTimeline(run.Record)
 	span := tl.End.Sub(tl.Start)
@@ -42,83 +77,271 @@ func SVG(run Run) []byte {
 	}
 	x := func(t time.Time) float64 {
 		f := float64(t.Sub(tl.Start)) / float64(span)
-		return labelWidth + math.Max(0, math.Min(1, f))*plotWidth
+		return plotLeft + math.Max(0, math.Min(1, f))*plotWidth
 	}
-	lanesBottom := topMargin + len(tl.Lanes)*(laneHeight+laneGap)
-	legendTop := lanesBottom + 40
-	height := legendTop + 22*((len(legendOrder)+2)/3) + 20*len(tl.Markers) + 40
+	laneY := func(i int) int { return topMargin + i*(laneHeight+laneGap) }
+	lanesBottom := laneY(len(tl.Lanes)) - laneGap
+	clusters := clusterMarkers(tl.Markers, x)
+	legend := usedLegend(tl)
+	legendTop := lanesBottom + 30
+	legendRows := (len(legend) + 1) / 2
+	actionLines := actionList(tl, clusters)
+	height := legendTop + 20*legendRows + 14 + 18*len(actionLines) + 16
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", svgWidth, height, svgWidth, height)
-	fmt.Fprintf(&b, `<title>%s</title>`+"\n", esc(run.Title+" "+run.Summary.RunID+" timeline"))
-	b.WriteString(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="#c9302c" stroke-width="2"/></pattern></defs>` + "\n")
-	b.WriteString(`<rect x="0" y="0" width="100%" height="100%" fill="#ffffff"/>` + "\n")
-	fmt.Fprintf(&b, `<text x="10" y="20" font-size="15" font-weight="bold">%s — run %s — verdict %s</text>`+"\n", esc(run.Title), esc(run.Summary.RunID), esc(strings.ToUpper(string(run.Summary.Verdict))))
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" fill="%s">`+"\n", svgWidth, height, svgWidth, height, textColour)
+	p(`<title>%s</title>`+"\n", esc(run.Title+" "+run.Summary.RunID+" timeline"))
+	p(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="2"/></pattern></defs>`+"\n", orphanColour)
+	p(`<rect x="0" y="0" width="100%%" height="100%%" fill="%s"/>`+"\n", laneBackground)
+	p(`<text x="10" y="22" font-size="16" font-weight="bold">%s — verdict %s</text>`, esc(run.Title), esc(strings.ToUpper(string(run.Summary.Verdict))))
+	p(`<text x="%d" y="22" text-anchor="end" fill="%s">run %s</text>`+"\n", svgWidth-20, quietText, esc(run.Summary.RunID))
 
-	// Time axis.
+	// Time axis: zero at the first delete.
+	originLabel := "seconds from the start of the run"
+	if !tl.Origin.Equal(tl.Start) {
+		originLabel = fmt.Sprintf("seconds from the first delete (0 = %s of the run)", rel(tl.Start, tl.Origin))
+	}
+	p(`<text x="%d" y="44" fill="%s">%s</text>`+"\n", plotLeft, quietText, esc(originLabel))
 	step := tickStep(span)
-	for t := time.Duration(0); t <= span; t += step {
-		px := labelWidth + float64(t)/float64(span)*plotWidth
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#dddddd"/>`, px, topMargin-6, px, lanesBottom)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" fill="#555">%ss</text>`+"\n", px, topMargin-10, trimFloat(t.Seconds()))
+	first := -time.Duration(math.Floor(float64(tl.Origin.Sub(tl.Start))/float64(step))) * step
+	for t := first; tl.Origin.Add(t).Sub(tl.End) <= 0; t += step {
+		px := x(tl.Origin.Add(t))
+		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`, px, topMargin-6, px, lanesBottom, gridColour)
+		p(`<text x="%.1f" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", px, topMargin-8, quietText, trimFloat(t.Seconds()))
 	}
 
 	// Lanes.
 	for i, lane := range tl.Lanes {
-		y := topMargin + i*(laneHeight+laneGap)
-		fmt.Fprintf(&b, `<text x="10" y="%d">%s</text>`+"\n", y+laneHeight/2+4, esc(lane.Label))
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%d" height="%d" fill="#fafafa" stroke="#cccccc"/>`+"\n", labelWidth, y, plotWidth, laneHeight)
+		y := laneY(i)
+		p(`<text x="10" y="%d">%s</text>`+"\n", y+laneHeight/2+4, esc(fit(lane.Label, labelWidth-10)))
+		p(`<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", plotLeft, y, plotWidth, laneHeight, laneBackground, laneBorder)
 		if len(lane.Segments) == 0 {
-			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#777" font-style="italic">%s</text>`+"\n", labelWidth+8, y+laneHeight/2+4, esc(truncate(lane.Note, 110)))
+			p(`<text x="%d" y="%d" fill="%s" font-style="italic">%s</text>`+"\n", plotLeft+8, y+laneHeight/2+4, quietText, esc(fit(lane.Note, plotWidth-16)))
 			continue
 		}
 		for _, s := range lane.Segments {
+			st := kindStyle[s.Kind]
 			x0, x1 := x(s.From), x(s.To)
-			w := math.Max(1, x1-x0)
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
-				x0, y+2, w, laneHeight-4, kindStyle[s.Kind].fill, esc(fmt.Sprintf("%s: %s → %s", kindStyle[s.Kind].legend, rel(tl.Start, s.From), rel(tl.Start, s.To))))
-			if w > 60 && s.Label != "" {
-				fill := "#ffffff"
-				if s.Kind == KindGone || s.Kind == KindRemoved || s.Kind == KindNotReady || s.Kind == KindDeleting {
-					fill = "#333333"
-				}
-				fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="%s">%s</text>`+"\n", x0+4, y+laneHeight/2+4, fill, esc(s.Label))
+			w := math.Max(1.5, x1-x0)
+			sy, sh := y+2, laneHeight-4
+			if st.thin {
+				sy, sh = y+laneHeight/2-2, 4
 			}
+			p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
+				x0, sy, w, sh, st.fill, esc(fmt.Sprintf("%s: %s → %s", st.legend, axis(tl, s.From), axis(tl, s.To))))
+			if s.Label == "" || st.thin || textWidth(s.Label)+8 > w {
+				continue
+			}
+			p(`<text x="%.1f" y="%d" fill="%s">%s</text>`+"\n", x0+4, y+laneHeight/2+4, st.text, esc(s.Label))
 		}
 	}
 
-	// Orphan intervals, across all lanes.
+	// Orphan intervals: hatched over the lanes of their pod.
 	for _, o := range tl.Orphans {
+		pod := strings.SplitN(o.Label, ":", 2)[0]
+		top, bottom := -1, -1
+		for i, l := range tl.Lanes {
+			if l.Pod == pod {
+				if top < 0 {
+					top = i
+				}
+				bottom = i
+			}
+		}
+		if top < 0 {
+			continue
+		}
 		x0, x1 := x(o.From), x(o.To)
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#hatch)" fill-opacity="0.25" stroke="#c9302c" stroke-width="2"><title>%s</title></rect>`+"\n",
-			x0, topMargin-4, math.Max(1, x1-x0), lanesBottom-topMargin, esc(o.Label))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" fill="#c9302c" font-weight="bold">ORPHAN %s: %s</text>`+"\n", x0+4, lanesBottom+14, esc(rel(tl.Start, o.From)+"–"+rel(tl.Start, o.To)), esc(o.Label))
+		y0, y1 := laneY(top)-3, laneY(bottom)+laneHeight+3
+		p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#hatch)" fill-opacity="0.35" stroke="%s" stroke-width="2"><title>%s</title></rect>`+"\n",
+			x0, y0, math.Max(1, x1-x0), y1-y0, orphanColour, esc(o.Label))
+		// Inside the band if it fits, else left of it (a short band ends near the picture's edge).
+		text := fmt.Sprintf("orphan %s → %s s: container running, API object gone", axisNumber(tl, o.From), axisNumber(tl, o.To))
+		tx, anchor := x0+4, "start"
+		if textWidth(text)+8 > x1-x0 {
+			text = fmt.Sprintf("orphan %s → %s s ▸", axisNumber(tl, o.From), axisNumber(tl, o.To))
+			tx, anchor = x0-4, "end"
+		}
+		p(`<text x="%.1f" y="%d" text-anchor="%s" fill="%s" font-weight="bold" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n", tx, laneY(top)+laneHeight/2-2, anchor, orphanColour, laneBackground, esc(text))
 	}
 
-	// Action markers.
-	prevCircle := -100.0
-	for i, m := range tl.Markers {
-		px := x(m.At)
-		cx := math.Max(px, prevCircle+17) // markers close in time get their numbers side by side
-		prevCircle = cx
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#333" stroke-dasharray="3,3"/>`, px, topMargin-4, px, lanesBottom)
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#333"/>`, cx, topMargin-18, px, topMargin-4)
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%d" r="8" fill="#333"/><text x="%.1f" y="%d" fill="#fff" text-anchor="middle" font-size="10">%d</text>`+"\n", cx, topMargin-26, cx, topMargin-22, i+1)
+	// Marks: a symbol in the gap above the lane, a line through it.
+	for _, m := range tl.Marks {
+		ms := markStyle[m.Kind]
+		px, y := x(m.At), laneY(m.Lane)
+		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="4"/><line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="2"/>`,
+			px, y-4, px, y+laneHeight, laneBackground, px, y-4, px, y+laneHeight, ms.colour)
+		p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" fill="%s"><title>%s at %s</title>%s</text>`+"\n", px, y-4, ms.colour, esc(ms.legend), esc(axis(tl, m.At)), ms.symbol)
+	}
+	// The gap between SIGTERM and SIGKILL on one lane is the kubelet's grace: say it.
+	for _, term := range tl.Marks {
+		if term.Kind != MarkSIGTERM {
+			continue
+		}
+		for _, kill := range tl.Marks {
+			if kill.Kind != MarkSIGKILL || kill.Lane != term.Lane {
+				continue
+			}
+			x0, x1, y := x(term.At), x(kill.At), laneY(term.Lane)-8
+			text := fmt.Sprintf("SIGKILL %s after SIGTERM", FormatSeconds(kill.At.Sub(term.At).Seconds()))
+			if textWidth(text) > x1-x0-16 {
+				text = FormatSeconds(kill.At.Sub(term.At).Seconds())
+			}
+			p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`, x0+6, y, x1-6, y, textColour)
+			p(`<text x="%.1f" y="%d" text-anchor="middle" font-size="11" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n", (x0+x1)/2, y+4, laneBackground, esc(text))
+		}
 	}
 
-	// Legend.
-	for i, k := range legendOrder {
-		lx := 10 + (i%3)*320
-		ly := legendTop + (i/3)*22
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="14" height="14" fill="%s" stroke="#999"/><text x="%d" y="%d">%s</text>`+"\n", lx, ly, kindStyle[k].fill, lx+20, ly+11, esc(kindStyle[k].legend))
+	// Action markers, clustered.
+	for _, c := range clusters {
+		for _, i := range c.members {
+			px := x(tl.Markers[i].At)
+			p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-dasharray="3,3"/>`, px, topMargin-4, px, lanesBottom, markerColour)
+			p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s"/>`, c.x, topMargin-20, px, topMargin-4, markerColour)
+		}
+		w := math.Max(18, textWidth(c.name)*0.85+10)
+		p(`<rect x="%.1f" y="%d" width="%.1f" height="16" rx="8" fill="%s"/><text x="%.1f" y="%d" fill="#ffffff" text-anchor="middle" font-size="10">%s</text>`+"\n",
+			c.x-w/2, topMargin-36, w, markerColour, c.x, topMargin-24, esc(c.name))
 	}
-	ly := legendTop + 22*((len(legendOrder)+2)/3)
-	fmt.Fprintf(&b, `<rect x="10" y="%d" width="14" height="14" fill="url(#hatch)" stroke="#c9302c" stroke-width="2"/><text x="30" y="%d">orphan: container running while its API object is gone</text>`+"\n", ly, ly+11)
-	for i, m := range tl.Markers {
-		fmt.Fprintf(&b, `<text x="10" y="%d">%d. %s %s</text>`+"\n", ly+36+i*20, i+1, esc(rel(tl.Start, m.At)), esc(m.Label))
+
+	// Legend: what this picture uses.
+	for i, item := range legend {
+		lx := 10 + (i%2)*490
+		ly := legendTop + (i/2)*20
+		p(`%s<text x="%d" y="%d">%s</text>`+"\n", item.swatch(lx, ly), lx+22, ly+11, esc(item.text))
+	}
+	ly := legendTop + 20*legendRows + 14
+	for i, line := range actionLines {
+		p(`<text x="10" y="%d">%s</text>`+"\n", ly+i*18, esc(line))
 	}
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+type legendItem struct {
+	text     string
+	kind     string // a segment kind, or
+	mark     string // a mark kind, or
+	swatchOf string
+}
+
+func (l legendItem) swatch(x, y int) string {
+	switch {
+	case l.kind != "":
+		st := kindStyle[l.kind]
+		if st.thin {
+			return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="4" fill="%s"/>`, x, y+5, st.fill)
+		}
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="%s"/>`, x, y, st.fill)
+	case l.mark != "":
+		ms := markStyle[l.mark]
+		return fmt.Sprintf(`<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, x+8, y+11, ms.colour, ms.symbol)
+	case l.swatchOf == "orphan":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="url(#hatch)" stroke="%s" stroke-width="2"/>`, x, y, orphanColour)
+	default:
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" rx="7" fill="%s"/>`, x, y, markerColour)
+	}
+}
+
+// usedLegend lists what the picture draws, in a fixed order.
+func usedLegend(tl Timeline) []legendItem {
+	used := map[string]bool{}
+	for _, l := range tl.Lanes {
+		for _, s := range l.Segments {
+			used[s.Kind] = true
+		}
+	}
+	for _, m := range tl.Marks {
+		used[m.Kind] = true
+	}
+	var out []legendItem
+	for _, k := range legendOrder {
+		if used[k] {
+			out = append(out, legendItem{text: kindStyle[k].legend, kind: k})
+		}
+	}
+	for _, k := range markOrder {
+		if used[k] {
+			out = append(out, legendItem{text: markStyle[k].legend, mark: k})
+		}
+	}
+	if len(tl.Orphans) > 0 {
+		out = append(out, legendItem{text: "orphan: container running while its API object is gone", swatchOf: "orphan"})
+	}
+	if len(tl.Markers) > 0 {
+		out = append(out, legendItem{text: "the lab's requests and node commands (numbered below)", swatchOf: "marker"})
+	}
+	return out
+}
+
+type cluster struct {
+	members []int
+	x       float64
+	name    string
+}
+
+// clusterMarkers groups markers that would overlap into one numbered badge
+// ("9–16"), placed where its first member is, kept inside the picture.
+func clusterMarkers(ms []Marker, x func(time.Time) float64) []cluster {
+	idx := make([]int, len(ms))
+	for i := range ms {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].At.Before(ms[idx[b]].At) })
+	var out []cluster
+	for _, i := range idx {
+		px := x(ms[i].At)
+		if n := len(out); n > 0 && px-x(ms[out[n-1].members[len(out[n-1].members)-1]].At) < clusterNear {
+			out[n-1].members = append(out[n-1].members, i)
+			continue
+		}
+		out = append(out, cluster{members: []int{i}, x: px})
+	}
+	prevRight := -100.0
+	for k := range out {
+		c := &out[k]
+		c.name = fmt.Sprint(c.members[0] + 1)
+		if len(c.members) > 1 {
+			c.name = fmt.Sprintf("%d–%d", c.members[0]+1, c.members[len(c.members)-1]+1)
+		}
+		w := math.Max(18, textWidth(c.name)*0.85+10)
+		c.x = math.Max(c.x, prevRight+w/2+2)
+		c.x = math.Min(c.x, svgWidth-4-w/2)
+		prevRight = c.x + w/2
+	}
+	return out
+}
+
+// actionList is the key to the badges: one line per badge, wrapped.
+func actionList(tl Timeline, clusters []cluster) []string {
+	var out []string
+	for _, c := range clusters {
+		first := tl.Markers[c.members[0]]
+		var what []string
+		for _, i := range c.members {
+			what = append(what, tl.Markers[i].Label)
+		}
+		line := fmt.Sprintf("%s.  %s s:  %s", c.name, axisNumber(tl, first.At), strings.Join(what, ", "))
+		maxChars := int(math.Floor((svgWidth - 30) / charWidth))
+		for len(line) > maxChars {
+			cut := strings.LastIndex(line[:maxChars], ", ")
+			if cut < 0 {
+				break
+			}
+			out = append(out, line[:cut+1])
+			line = "      " + line[cut+2:]
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// axis is t on the picture's axis, e.g. "+2.3 s" after the first delete.
+func axis(tl Timeline, t time.Time) string { return axisNumber(tl, t) + " s" }
+
+func axisNumber(tl Timeline, t time.Time) string {
+	return fmt.Sprintf("%+.1f", t.Sub(tl.Origin).Seconds())
 }
 
 // tickStep picks an axis step giving 5–12 ticks.
@@ -138,9 +361,14 @@ func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.0f",
 
 func esc(s string) string { return html.EscapeString(s) }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
+func textWidth(s string) float64 { return float64(len([]rune(s))) * charWidth }
+
+// fit shortens s with an ellipsis to fit width pixels.
+func fit(s string, width int) string {
+	r := []rune(s)
+	max := int(float64(width) / charWidth)
+	if len(r) <= max {
 		return s
 	}
-	return s[:n-1] + "…"
+	return string(r[:max-1]) + "…"
 }

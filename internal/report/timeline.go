@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 const (
 	KindExists         = "exists"          // API object exists, no deletionTimestamp
 	KindDeleting       = "deleting"        // API object carries a deletionTimestamp
+	KindTerminated     = "terminated"      // API object has a deletionTimestamp and reports its container terminated
 	KindGone           = "gone"            // API object deleted
 	KindRunning        = "running"         // container running on the node (crictl)
 	KindExited         = "exited"          // container exited, record still on the node
@@ -20,6 +22,7 @@ const (
 	KindUnknown        = "unknown"         // no node evidence
 	KindKubeletStopped = "kubelet-stopped" // the lab stopped the node's kubelet
 	KindNotReady       = "not-ready"       // node Ready condition not True
+	KindReady          = "ready"           // node Ready condition True
 	KindOrphan         = "orphan"          // container running while the API object is gone
 )
 
@@ -30,8 +33,25 @@ type Segment struct {
 	Label    string
 }
 
+// Point kinds: moments drawn as a symbol on a lane.
+const (
+	MarkSIGTERM           = "sigterm"            // the workload logged SIGTERM
+	MarkSIGKILL           = "sigkill"            // the container exited 137 (128 + SIGKILL), per crictl
+	MarkFinalizersEmptied = "finalizers-emptied" // finalizers emptied without the lab removing them
+)
+
+// Mark is a moment on a lane (index into Timeline.Lanes).
+type Mark struct {
+	At   time.Time
+	Kind string
+	Lane int
+}
+
 // Lane is one row of the timeline.
 type Lane struct {
+	// Pod is the pod the lane is about ("" for a node lane); the orphan band
+	// covers the lanes of its pod only.
+	Pod      string
 	Label    string
 	Segments []Segment
 	// Note is shown when the lane has no evidence (e.g. a kwok pod has no container).
@@ -47,8 +67,12 @@ type Marker struct {
 // Timeline is what the SVG and the report's picture show.
 type Timeline struct {
 	Start, End time.Time
-	Lanes      []Lane
-	Markers    []Marker
+	// Origin is the axis' zero: the lab's first delete (the run's start if
+	// it deleted nothing), so times read as "after the delete".
+	Origin  time.Time
+	Lanes   []Lane
+	Markers []Marker
+	Marks   []Mark
 	// Orphans are the intervals where a container ran with its API object gone.
 	Orphans []Segment
 }
@@ -61,13 +85,37 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 	if tl.End.Before(tl.Start) || tl.End.IsZero() {
 		tl.End = lastTime(rec)
 	}
+	tl.Origin = tl.Start
 	for _, a := range rec.Actions {
 		tl.Markers = append(tl.Markers, Marker{At: a.StartedAt, Label: a.Kind + " " + a.Target})
 	}
+	// Numbered in time order, so that markers close in time get neighbouring numbers.
+	sort.SliceStable(tl.Markers, func(i, j int) bool { return tl.Markers[i].At.Before(tl.Markers[j].At) })
+	for _, a := range rec.Actions {
+		if strings.HasSuffix(a.Kind, "delete") && (tl.Origin.Equal(tl.Start) || a.StartedAt.Before(tl.Origin)) {
+			tl.Origin = a.StartedAt
+		}
+	}
 	for _, pod := range rec.Pods() {
 		api := apiLane(rec, pod, tl.End)
-		ctr := containerLane(rec, pod, tl.End)
+		ctr, obs := containerLane(rec, pod, tl.End)
+		if len(obs) == 0 && onFakeNode(rec, pod) {
+			// A kwok pod has no container: its one lane is what the API reports.
+			api.Label = pod + ": API (kwok)"
+			tl.Lanes = append(tl.Lanes, api)
+			if at, ok := finalizersEmptied(rec, pod); ok {
+				tl.Marks = append(tl.Marks, Mark{At: at, Kind: MarkFinalizersEmptied, Lane: len(tl.Lanes) - 1})
+			}
+			continue
+		}
 		tl.Lanes = append(tl.Lanes, api, ctr)
+		if at, ok := finalizersEmptied(rec, pod); ok {
+			tl.Marks = append(tl.Marks, Mark{At: at, Kind: MarkFinalizersEmptied, Lane: len(tl.Lanes) - 2})
+		}
+		for _, m := range signalMarks(obs) {
+			m.Lane = len(tl.Lanes) - 1
+			tl.Marks = append(tl.Marks, m)
+		}
 		for _, g := range api.Segments {
 			if g.Kind != KindGone {
 				continue
@@ -90,7 +138,7 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 }
 
 func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
-	lane := Lane{Label: pod + ": API object"}
+	lane := Lane{Pod: pod, Label: pod + ": API"}
 	events := rec.EventsFor(pod)
 	if len(events) == 0 {
 		lane.Note = "no watch event recorded"
@@ -111,6 +159,8 @@ func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
 		switch {
 		case e.Type == "DELETED":
 			open(KindGone, e.ObservedAt)
+		case e.DeletionTimestamp != nil && reportsTerminated(e.PodState):
+			open(KindTerminated, e.ObservedAt)
 		case e.DeletionTimestamp != nil:
 			open(KindDeleting, e.ObservedAt)
 		default:
@@ -122,8 +172,8 @@ func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
 	return lane
 }
 
-func containerLane(rec *evidence.Record, pod string, end time.Time) Lane {
-	lane := Lane{Label: pod + ": container (crictl)"}
+func containerLane(rec *evidence.Record, pod string, end time.Time) (Lane, []evidence.ContainerObservation) {
+	lane := Lane{Pod: pod, Label: pod + ": crictl"}
 	id, _ := claims.ContainerID(rec, pod)
 	var obs []evidence.ContainerObservation
 	for _, o := range rec.ContainersFor(pod) {
@@ -139,7 +189,7 @@ func containerLane(rec *evidence.Record, pod string, end time.Time) Lane {
 				break
 			}
 		}
-		return lane
+		return lane, nil
 	}
 	var started, finished, removed, lastRunning *time.Time
 	for i := range obs {
@@ -191,7 +241,73 @@ func containerLane(rec *evidence.Record, pod string, end time.Time) Lane {
 	if removed != nil {
 		lane.Segments = append(lane.Segments, Segment{From: *removed, To: end, Kind: KindRemoved, Label: "removed"})
 	}
-	return lane
+	return lane, obs
+}
+
+// reportsTerminated: the API reports the pod's containers ended (phase
+// Succeeded/Failed or a terminated container state), which a kubelet — or
+// a kwok stage that stands for one — writes after the container exits.
+func reportsTerminated(s evidence.PodState) bool {
+	if s.Terminal() {
+		return true
+	}
+	for _, c := range s.Containers {
+		if c.State == "terminated" {
+			return true
+		}
+	}
+	return false
+}
+
+// onFakeNode: the pod was bound to a kwok fake node (no container anywhere).
+func onFakeNode(rec *evidence.Record, pod string) bool {
+	for _, e := range rec.EventsFor(pod) {
+		if strings.HasPrefix(e.NodeName, "kwok-") {
+			return true
+		}
+	}
+	return false
+}
+
+// finalizersEmptied is when the pod's finalizers were emptied without the lab
+// asking (kwok ≤ v0.7's fast pod-delete stage does it).
+func finalizersEmptied(rec *evidence.Record, pod string) (time.Time, bool) {
+	released := time.Time{}
+	for _, a := range rec.Actions {
+		if a.Kind == "remove-finalizers" && a.Target == pod {
+			released = a.StartedAt
+			break
+		}
+	}
+	had := false
+	for _, e := range rec.EventsFor(pod) {
+		if len(e.Finalizers) > 0 {
+			had = true
+			continue
+		}
+		if had && e.Type != "DELETED" && (released.IsZero() || e.ObservedAt.Before(released)) {
+			return e.ObservedAt, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// signalMarks: SIGTERM when the workload logged it, SIGKILL when crictl
+// reports exit code 137 (128 + 9) at the container's finish.
+func signalMarks(obs []evidence.ContainerObservation) []Mark {
+	var out []Mark
+	var term, kill bool
+	for _, o := range obs {
+		if !term && o.Log != nil && o.Log.Signal == "SIGTERM" && o.Log.SignalAt != nil {
+			term = true
+			out = append(out, Mark{At: *o.Log.SignalAt, Kind: MarkSIGTERM})
+		}
+		if !kill && o.ExitCode != nil && *o.ExitCode == 137 && o.FinishedAt != nil {
+			kill = true
+			out = append(out, Mark{At: *o.FinishedAt, Kind: MarkSIGKILL})
+		}
+	}
+	return out
 }
 
 // actedNodes are the nodes the lab ran a command on, in order.
@@ -230,20 +346,25 @@ func nodeLanes(rec *evidence.Record, node string, end time.Time) []Lane {
 	if stoppedAt != nil {
 		kubelet.Segments = append(kubelet.Segments, Segment{From: *stoppedAt, To: end, Kind: KindKubeletStopped, Label: "kubelet stopped"})
 	}
-	ready := Lane{Label: node + ": Ready condition", Note: "Ready throughout"}
-	var notReady *evidence.NodeEvent
+	ready := Lane{Label: node + ": Ready", Note: "no Ready condition recorded"}
+	var cur *Segment
 	for _, e := range rec.NodeEventsFor(node) {
-		e := e
-		switch {
-		case e.Ready != "True" && notReady == nil:
-			notReady = &e
-		case e.Ready == "True" && notReady != nil:
-			ready.Segments = append(ready.Segments, Segment{From: notReady.ObservedAt, To: e.ObservedAt, Kind: KindNotReady, Label: "NotReady (" + notReady.Ready + ")"})
-			notReady = nil
+		kind, label := KindNotReady, "NotReady ("+e.Ready+")"
+		if e.Ready == "True" {
+			kind, label = KindReady, "Ready=True"
 		}
+		if cur != nil && cur.Kind == kind {
+			continue
+		}
+		if cur != nil {
+			cur.To = e.ObservedAt
+			ready.Segments = append(ready.Segments, *cur)
+		}
+		cur = &Segment{From: e.ObservedAt, Kind: kind, Label: label}
 	}
-	if notReady != nil {
-		ready.Segments = append(ready.Segments, Segment{From: notReady.ObservedAt, To: end, Kind: KindNotReady, Label: "NotReady (" + notReady.Ready + ")"})
+	if cur != nil {
+		cur.To = end
+		ready.Segments = append(ready.Segments, *cur)
 	}
 	return []Lane{kubelet, ready}
 }
