@@ -42,8 +42,10 @@ const (
 // is stopped: Ctrl-C (SIGINT), then SIGKILL (a closed laptop, a lost
 // terminal). After SIGINT the kubelet must be active within mage's five
 // second window; after SIGKILL within the lab's dead-man's switch bound.
-// Either way `go tool mage cluster:up` must keep the cluster (same node
-// containers) and the next lab:orphan run must pass.
+// A third case runs `go tool mage cluster:up` right after the SIGKILL, with
+// the kubelet still stopped: it must repair it (and disarm the switch), not
+// recreate the cluster. Every time, `cluster:up` must keep the cluster (same
+// node containers) and the next lab:orphan run must pass.
 func TestOrphanInterruptedThroughMage(t *testing.T) {
 	env := connect(t)
 	worker := env.Workers[1]
@@ -52,13 +54,18 @@ func TestOrphanInterruptedThroughMage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
+		name   string
 		sig    syscall.Signal
 		within time.Duration
+		// upAtOnce runs cluster:up right after the signal instead of waiting
+		// for the kubelet: its repair is what brings the kubelet back.
+		upAtOnce bool
 	}{
-		{syscall.SIGINT, magesCleanupWindow},
-		{syscall.SIGKILL, orphan.KubeletRestoreAfter + switchSlack},
+		{"SIGINT", syscall.SIGINT, magesCleanupWindow, false},
+		{"SIGKILL", syscall.SIGKILL, orphan.KubeletRestoreAfter + switchSlack, false},
+		{"SIGKILL then cluster:up", syscall.SIGKILL, 0, true},
 	} {
-		t.Run(tc.sig.String(), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			before := nodeContainerIDs(t, ctx)
@@ -70,16 +77,26 @@ func TestOrphanInterruptedThroughMage(t *testing.T) {
 			if err := syscall.Kill(-mage.cmd.Process.Pid, tc.sig); err != nil {
 				t.Fatalf("sending %s to the process group: %v", tc.sig, err)
 			}
-			activeAt := waitKubelet(t, ctx, worker, tc.within+time.Minute, func(s string) bool { return s == "active" })
-			back := activeAt.Sub(sentAt)
-			t.Logf("%s: kubelet on %s active again %s after the signal (bound %s; it had been stopped %s before the signal)",
-				tc.sig, worker, back.Round(100*time.Millisecond), tc.within, sentAt.Sub(stoppedAt).Round(100*time.Millisecond))
-			if back > tc.within {
-				t.Errorf("the kubelet came back %s after %s, later than %s", back.Round(100*time.Millisecond), tc.sig, tc.within)
+			if !tc.upAtOnce {
+				activeAt := waitKubelet(t, ctx, worker, tc.within+time.Minute, func(s string) bool { return s == "active" })
+				back := activeAt.Sub(sentAt)
+				t.Logf("%s: kubelet on %s active again %s after the signal (bound %s; it had been stopped %s before the signal)",
+					tc.name, worker, back.Round(100*time.Millisecond), tc.within, sentAt.Sub(stoppedAt).Round(100*time.Millisecond))
+				if back > tc.within {
+					t.Errorf("the kubelet came back %s after %s, later than %s", back.Round(100*time.Millisecond), tc.name, tc.within)
+				}
 			}
 			mage.wait(t)
 
 			out := runMage(t, ctx, root, "cluster:up")
+			if tc.upAtOnce {
+				if !strings.Contains(out, "repairing a leftover: the kubelet on "+worker.String()) || !strings.Contains(out, "restore timer") {
+					t.Errorf("cluster:up right after the SIGKILL did not say it started the kubelet and disarmed the switch:\n%s", out)
+				}
+				if s, err := kubelet.State(ctx, worker); err != nil || s != "active" {
+					t.Errorf("after cluster:up the kubelet on %s is %q (%v)", worker, s, err)
+				}
+			}
 			if strings.Contains(out, "deleting cluster") {
 				t.Errorf("cluster:up after the %s deleted the cluster:\n%s", tc.sig, out)
 			}
