@@ -39,3 +39,31 @@ func (r *Run) WaitStopped(ctx context.Context, node nodes.Node, pod, containerID
 	}
 	return r.Unobserved(ctx, err)
 }
+
+// WaitDeleted waits on the recorder's pod watch, at most within, for the
+// pod's DELETED event, then reads the pod (a GET that should answer
+// NotFound) into the record. A wait that runs out is noted in the record and
+// the run goes on.
+func (r *Run) WaitDeleted(ctx context.Context, pod string, within time.Duration) error {
+	wctx, cancel := Within(ctx, within)
+	e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
+	cancel()
+	if err == nil {
+		r.Infof("%s DELETED (resourceVersion %s, phase %s): the API object is gone", pod, e.ResourceVersion, e.Phase)
+	}
+	if err := r.Unobserved(ctx, err); err != nil {
+		return err
+	}
+	_, err = r.Rec.Snapshot(ctx, pod)
+	return err
+}
+
+// Look records what crictl on the node says about the container now and
+// tells the user, with remark after it.
+func (r *Run) Look(ctx context.Context, node nodes.Node, pod, containerID, remark string) (evidence.ContainerObservation, error) {
+	o, err := r.Rec.ObserveContainer(ctx, node, pod, containerID)
+	if err == nil {
+		r.Infof("crictl on %s: %s%s", node, o.Describe(), remark)
+	}
+	return o, err
+}

@@ -222,16 +222,7 @@ func scenario(ctx context.Context, r *lab.Run, t target) error {
 		if err := r.RemoveFinalizers(ctx, t.pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, deletedWait)
-		e, err := r.Rec.WaitPod(wctx, t.pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
-		cancel()
-		if err == nil {
-			r.Infof("DELETED (resourceVersion %s)", e.ResourceVersion)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
-			return err
-		}
-		if _, err := r.Rec.Snapshot(ctx, t.pod); err != nil {
+		if err := r.WaitDeleted(ctx, t.pod, deletedWait); err != nil {
 			return err
 		}
 		return observe(ctx, r, t, containerID)

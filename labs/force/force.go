@@ -97,27 +97,14 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.ForceDelete(ctx, pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, goneWait)
-		e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
-		cancel()
-		if err == nil {
-			r.Infof("DELETED (resourceVersion %s): the API object is gone", e.ResourceVersion)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
-			return err
-		}
-		_, err = r.Rec.Snapshot(ctx, pod)
-		return err
+		return r.WaitDeleted(ctx, pod, goneWait)
 	})
 	if err != nil {
 		return err
 	}
 
 	err = r.Step(ctx, fmt.Sprintf("look at the container on %s", worker), func(ctx context.Context) error {
-		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
-		if err == nil {
-			r.Infof("crictl: %s", o.Describe())
-		}
+		_, err := r.Look(ctx, worker, pod, containerID, "")
 		return err
 	})
 	if err != nil {

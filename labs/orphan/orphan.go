@@ -122,28 +122,17 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.ForceDelete(ctx, pod); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, goneWithin)
-		e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
-		cancel()
-		if err == nil {
-			r.Infof("DELETED (resourceVersion %s): api_object_exists false", e.ResourceVersion)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
-			return err
-		}
-		_, err = r.Rec.Snapshot(ctx, pod)
-		return err
+		return r.WaitDeleted(ctx, pod, goneWithin)
 	})
 	if err != nil {
 		return err
 	}
 
 	err = r.Step(ctx, fmt.Sprintf("look at the container on %s: state and heartbeat", worker), func(ctx context.Context) error {
-		first, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
+		first, err := r.Look(ctx, worker, pod, containerID, "")
 		if err != nil {
 			return err
 		}
-		r.Infof("crictl: %s", first.Describe())
 		from := 0
 		if first.Log != nil {
 			from = first.Log.LastSeq
@@ -166,10 +155,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.WaitNotReady(ctx, worker.String(), notReadyWithin); err != nil {
 			return err
 		}
-		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
-		if err == nil {
-			r.Infof("crictl: %s", o.Describe())
-		}
+		_, err := r.Look(ctx, worker, pod, containerID, "")
 		return err
 	})
 	if err != nil {

@@ -157,10 +157,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
 			return err
 		}
-		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
-		if err == nil {
-			r.Infof("crictl: %s — the object is still Terminating", o.Describe())
-		}
+		_, err = r.Look(ctx, worker, pod, containerID, " — the object is still Terminating")
 		return err
 	})
 	if err != nil {
@@ -171,22 +168,10 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.TaintNode(ctx, worker.String(), outOfService); err != nil {
 			return err
 		}
-		wctx, cancel := lab.Within(ctx, podGCWithin)
-		e, err := r.Rec.WaitPod(wctx, pod, "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" })
-		cancel()
-		if err == nil {
-			r.Infof("DELETED (resourceVersion %s, phase %s)", e.ResourceVersion, e.Phase)
-		}
-		if err := r.Unobserved(ctx, err); err != nil {
+		if err := r.WaitDeleted(ctx, pod, podGCWithin); err != nil {
 			return err
 		}
-		if _, err := r.Rec.Snapshot(ctx, pod); err != nil {
-			return err
-		}
-		o, err := r.Rec.ObserveContainer(ctx, worker, pod, containerID)
-		if err == nil {
-			r.Infof("crictl: %s — with no API object", o.Describe())
-		}
+		_, err := r.Look(ctx, worker, pod, containerID, " — with no API object")
 		return err
 	})
 	if err != nil {
