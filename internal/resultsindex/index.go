@@ -1,4 +1,4 @@
-// Package resultsindex writes results/index.md: every run folder under
+// Package resultsindex writes results/index.md and results/index.html: every run folder under
 // results/ — lab, run id, time, versions, verdict — newest first, each
 // linked to its report, and the committed reference runs below. It reads
 // only the run folders' summary.json, so it can be regenerated at any time;
@@ -207,16 +207,28 @@ func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }
 
-// Write regenerates resultsDir/index.md (atomically) and returns its path.
+// Write regenerates resultsDir/index.md and index.html (each atomically)
+// and returns index.md's path.
 func Write(resultsDir string) (string, error) {
 	entries, err := Collect(resultsDir)
 	if err != nil {
 		return "", fmt.Errorf("indexing %s: %w", resultsDir, err)
 	}
-	p := filepath.Join(resultsDir, File)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, Render(entries), 0o644); err != nil {
+	page, err := RenderHTML(resultsDir, entries)
+	if err != nil {
 		return "", err
 	}
-	return p, os.Rename(tmp, p)
+	if err := writeAtomically(filepath.Join(resultsDir, HTMLFile), page); err != nil {
+		return "", err
+	}
+	p := filepath.Join(resultsDir, File)
+	return p, writeAtomically(p, Render(entries))
+}
+
+func writeAtomically(p string, b []byte) error {
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
 }

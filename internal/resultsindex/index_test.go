@@ -77,3 +77,36 @@ func TestWrite(t *testing.T) {
 		at += i + len(w)
 	}
 }
+
+func TestHTMLShowsEachRunsTimelineAndLinksOnlyWhatExists(t *testing.T) {
+	results := t.TempDir()
+	start := time.Date(2026, 12, 2, 11, 16, 14, 0, time.UTC)
+	run := filepath.Join(results, "force", "20261202-111925-7f5b")
+	writeSummary(t, run, report.Summary{Lab: "force", RunID: "20261202-111925-7f5b", Verdict: claims.Fail, StartedAt: start, FinishedAt: start.Add(4 * time.Second),
+		Claims: []claims.Claim{{ID: "a", Verdict: claims.Fail}}, Errors: []string{"<b>interrupted</b>"}})
+	if err := os.WriteFile(filepath.Join(run, report.TimelineFile), []byte("<svg/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(results); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(results, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	for _, want := range []string{
+		`<img class="timeline" src="force/20261202-111925-7f5b/timeline.svg"`,
+		`<a href="force/20261202-111925-7f5b/report.md">report</a>`,
+		`<span class="verdict fail">FAIL</span>`,
+		"&lt;b&gt;interrupted&lt;/b&gt;", // escaped, not markup
+		"<h2>Runs</h2>",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("index.html lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Reference runs") {
+		t.Error("index.html has a reference section with no reference runs")
+	}
+}
