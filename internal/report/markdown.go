@@ -35,7 +35,11 @@ func Markdown(run Run) []byte {
 		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
 		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
-	p("Time runs left to right, in seconds from the first delete. Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; the legend under the picture names every colour used.\n\n")
+	p("Time runs left to right, in seconds from the first delete")
+	if tl := BuildTimeline(rec); !tl.Origin.Equal(tl.Start) {
+		p(" (%s of the run; the tables below count from the run's start)", rel(tl.Start, tl.Origin))
+	}
+	p(". Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; a pod on a kwok fake node has no container, only the API's lane. The legend under the picture names every colour used.\n\n")
 
 	if len(s.Repairs) > 0 || len(s.Errors) > 0 {
 		p("## Before and around the run\n\n")
@@ -120,7 +124,7 @@ func Markdown(run Run) []byte {
 
 	pods := rec.Pods()
 	if len(pods) > 0 {
-		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n<details><summary>The transition table (%d pods)</summary>\n\n", len(pods))
+		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n<details><summary>The transition table, %s</summary>\n\n", plural(len(pods), "pod"))
 		seqs := make([][]claims.Transition, len(pods))
 		longest := 0
 		p("| # |")
@@ -234,6 +238,13 @@ func timelineRows(rec *evidence.Record) []row {
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at.Before(rows[j].at) })
 	return rows
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func seqAt(s []claims.Transition, i int) string {
