@@ -145,7 +145,7 @@ func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
 		return lane
 	}
 	var cur *Segment
-	open := func(kind string, at time.Time) {
+	open := func(kind, label string, at time.Time) {
 		if cur != nil && cur.Kind == kind {
 			return
 		}
@@ -153,18 +153,18 @@ func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
 			cur.To = at
 			lane.Segments = append(lane.Segments, *cur)
 		}
-		cur = &Segment{From: at, Kind: kind}
+		cur = &Segment{From: at, Kind: kind, Label: label}
 	}
 	for _, e := range events {
 		switch {
 		case e.Type == "DELETED":
-			open(KindGone, e.ObservedAt)
+			open(KindGone, "", e.ObservedAt)
 		case e.DeletionTimestamp != nil && reportsTerminated(e.PodState):
-			open(KindTerminated, e.ObservedAt)
+			open(KindTerminated, "terminated, "+e.Phase, e.ObservedAt)
 		case e.DeletionTimestamp != nil:
-			open(KindDeleting, e.ObservedAt)
+			open(KindDeleting, "deleting", e.ObservedAt)
 		default:
-			open(KindExists, e.ObservedAt)
+			open(KindExists, "", e.ObservedAt)
 		}
 	}
 	cur.To = end
