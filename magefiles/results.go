@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/magefile/mage/mg"
 
@@ -48,7 +49,7 @@ func (Results) Compare(ctx context.Context, run, against *string) error {
 	return nil
 }
 
-// Index regenerates results/index.md: every run with lab, time, versions and verdict, linked to its report.
+// Index regenerates results/index.md and index.html: every run with lab, time, versions and verdict, linked to its report (index.html: with its timeline).
 func (Results) Index() error {
 	results, err := resultsDir()
 	if err != nil {
@@ -57,6 +58,7 @@ func (Results) Index() error {
 	p, err := resultsindex.Write(results)
 	if err == nil {
 		fmt.Println(p)
+		fmt.Println(filepath.Join(results, resultsindex.HTMLFile))
 	}
 	return err
 }
