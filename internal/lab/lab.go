@@ -93,6 +93,19 @@ type Definition struct {
 // Title is "lab:<name>", also its mage target.
 func (d Definition) Title() string { return "lab:" + d.Name }
 
+// ReportRun is what the reports render for a run of the lab: the summary,
+// the record, and the lab's own answer and sections decided from them.
+func (d Definition) ReportRun(s report.Summary, rec *evidence.Record, decided []claims.Claim) report.Run {
+	run := report.Run{Summary: s, Record: rec, Title: d.Title(), Question: d.Question}
+	if d.Report != nil {
+		run.Sections = d.Report(rec, decided)
+	}
+	if d.Answer != nil {
+		run.Answer = d.Answer(rec, decided)
+	}
+	return run
+}
+
 // Uses says what a lab needs of the cluster and does to it.
 type Uses struct {
 	// Worker is the real worker (index in name order) the lab's real pods run on.
@@ -239,13 +252,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		StartedAt: started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
 		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: repairs, Dir: r.Dir,
 	}
-	run := report.Run{Summary: s, Record: record, Title: def.Title(), Question: def.Question}
-	if def.Report != nil {
-		run.Sections = def.Report(record, decided)
-	}
-	if def.Answer != nil {
-		run.Answer = def.Answer(record, decided)
-	}
+	run := def.ReportRun(s, record, decided)
 	files, err := report.Render(run)
 	fail("rendering the reports", err)
 	// The reports quote the record; a credential that reached it must not

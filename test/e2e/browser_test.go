@@ -98,14 +98,7 @@ func rerender(t *testing.T, dir, name string) {
 	}
 	decided := def.Claims(rec)
 	sum.Claims = decided
-	run := report.Run{Summary: *sum, Record: rec, Title: def.Title(), Question: def.Question}
-	if def.Report != nil {
-		run.Sections = def.Report(rec, decided)
-	}
-	if def.Answer != nil {
-		run.Answer = def.Answer(rec, decided)
-	}
-	if err := report.Write(dir, run); err != nil {
+	if err := report.Write(dir, def.ReportRun(*sum, rec, decided)); err != nil {
 		t.Fatal(err)
 	}
 }
