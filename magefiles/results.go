@@ -13,6 +13,7 @@ import (
 	"github.com/termlab/termlab/internal/compare"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/resultsindex"
+	"github.com/termlab/termlab/labs"
 )
 
 // Results targets read the run folders under results/.
@@ -71,6 +72,37 @@ func (Results) Reference(run *string) error {
 	}
 	return compare.Promote(os.Stdout, results, deref(run))
 }
+
+// Render writes a run's reports again with the current code from its record (claims decided anew): -run=<run>, default every reference run.
+func (Results) Render(run *string) error {
+	results, err := resultsDir()
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	if r := deref(run); r != "" {
+		d, err := compare.Resolve(results, r)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, d)
+	} else {
+		for _, def := range labs.All {
+			if d := compare.ReferenceDir(results, def.Name); fileExists(d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	for _, d := range dirs {
+		if err := labs.Rerender(d); err != nil {
+			return err
+		}
+		fmt.Println(d)
+	}
+	return nil
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // resultsDir is results/ of the repository (or bundle) the target runs in.
 func resultsDir() (string, error) {

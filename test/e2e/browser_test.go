@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/internal/resultsindex"
@@ -41,7 +40,9 @@ func TestResultsOpenInABrowser(t *testing.T) {
 		if _, err := os.Stat(dir); err != nil {
 			continue // a lab without a reference run yet
 		}
-		rerender(t, dir, def.Name)
+		if err := labs.Rerender(dir); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := resultsindex.Write(results); err != nil {
 		t.Fatal(err)
@@ -78,29 +79,6 @@ func TestResultsOpenInABrowser(t *testing.T) {
 	open(t, browser, filepath.Join(run, report.TimelineFile), "--screenshot="+filepath.Join(shots, "force-timeline.png"), "--window-size=1000,420")
 	open(t, browser, filepath.Join(results, "reference", "kwok", report.TimelineFile), "--screenshot="+filepath.Join(shots, "kwok-timeline.png"), "--window-size=1000,760")
 	t.Logf("screenshots in %s", shots)
-}
-
-// rerender writes a reference run's reports again with this code, from its
-// record and its lab's claims (nothing is re-recorded).
-func rerender(t *testing.T, dir, name string) {
-	t.Helper()
-	def, ok := labs.ByName(name)
-	if !ok {
-		t.Fatalf("no lab %q", name)
-	}
-	rec, err := evidence.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := report.ReadSummary(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decided := def.Claims(rec)
-	sum.Claims = decided
-	if err := report.Write(dir, def.ReportRun(*sum, rec, decided)); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mustExist(t *testing.T, base, ref, page string) {
