@@ -3,10 +3,13 @@ package labs
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -88,5 +91,52 @@ func TestByName(t *testing.T) {
 	}
 	if _, ok := ByName("nope"); ok {
 		t.Error("ByName found a lab that is not registered")
+	}
+}
+
+// The ranges a lab README quotes under "## Measured" hold the committed
+// reference run's observed values: a README never quotes numbers its own
+// reference run contradicts.
+func TestReadmeRangesHoldTheReferenceRun(t *testing.T) {
+	row := regexp.MustCompile("^\\| `([^`]+)` \\| `([^`]+)` \\| ([0-9.]+)–([0-9.]+) s \\|$")
+	for _, d := range All {
+		md, err := os.ReadFile(filepath.Join("..", "labs", d.Name, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, measured, ok := strings.Cut(string(md), "\n## Measured\n")
+		if !ok {
+			continue
+		}
+		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
+		if err != nil {
+			t.Errorf("lab:%s quotes measured ranges but has no reference run: %v", d.Name, err)
+			continue
+		}
+		observed := map[string]map[string]any{}
+		for _, c := range sum.Claims {
+			observed[c.ID] = c.Observed
+		}
+		rows := 0
+		for _, line := range strings.Split(measured, "\n") {
+			m := row.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil {
+				continue
+			}
+			rows++
+			lo, _ := strconv.ParseFloat(m[3], 64)
+			hi, _ := strconv.ParseFloat(m[4], 64)
+			v, ok := observed[m[1]][m[2]].(float64)
+			if !ok {
+				t.Errorf("labs/%s/README.md quotes %s %s, which the reference run did not observe", d.Name, m[1], m[2])
+				continue
+			}
+			if v < lo || v > hi {
+				t.Errorf("labs/%s/README.md quotes %s %s as %g–%g s; the reference run observed %g s", d.Name, m[1], m[2], lo, hi, v)
+			}
+		}
+		if rows == 0 {
+			t.Errorf("labs/%s/README.md has a Measured section with no rows this test can read", d.Name)
+		}
 	}
 }
