@@ -84,3 +84,14 @@ func OnlyFail(t *testing.T, cs []claims.Claim, ids ...string) {
 		}
 	}
 }
+
+// Contains fails the test for each of wants that text (what it is, e.g.
+// "answer") does not contain.
+func Contains(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}

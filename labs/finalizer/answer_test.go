@@ -4,16 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	for _, want := range []string{"stayed 5.7 s after an ordinary delete (grace 30 s)", "5.0 s after a force delete (grace 0 s)", "SIGTERM 0.11 s after the ordinary delete, exit code 0", "kwok fake node the object stayed too: 5.9 s"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("answer lacks %q:\n%s", want, got)
-		}
-	}
+	labtest.Contains(t, "answer", got, "stayed 5.7 s after an ordinary delete (grace 30 s)", "5.0 s after a force delete (grace 0 s)", "SIGTERM 0.11 s after the ordinary delete, exit code 0", "kwok fake node the object stayed too: 5.9 s")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {

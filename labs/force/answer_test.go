@@ -4,16 +4,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	for _, want := range []string{"gone 0.04 s after the force delete", "SIGTERM 0.03 s after the delete", "SIGKILL 2.0 s after the SIGTERM", "exit code 137"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("answer lacks %q:\n%s", want, got)
-		}
-	}
+	labtest.Contains(t, "answer", got, "gone 0.04 s after the force delete", "SIGTERM 0.03 s after the delete", "SIGKILL 2.0 s after the SIGTERM", "exit code 137")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {

@@ -3,16 +3,14 @@ package kwoklab
 import (
 	"strings"
 	"testing"
+
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	for _, want := range []string{"faithful stage set matched the kubelet transition for transition (scenarios: finalizer, plain)", "grace collapsed to 0 after 0.21 s", "stripped finalizer lab.example.com/cleanup 0.12 s after the delete"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("answer lacks %q:\n%s", want, got)
-		}
-	}
+	labtest.Contains(t, "answer", got, "faithful stage set matched the kubelet transition for transition (scenarios: finalizer, plain)", "grace collapsed to 0 after 0.21 s", "stripped finalizer lab.example.com/cleanup 0.12 s after the delete")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {

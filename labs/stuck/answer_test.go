@@ -3,16 +3,14 @@ package stuck
 import (
 	"strings"
 	"testing"
+
+	"github.com/termlab/termlab/internal/labtest"
 )
 
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	for _, want := range []string{"Terminating 19.4 s past its 30 s grace deadline", "NotReady 48.7 s", "deleted it within 13.9 s", "still showed its container running", "exit code 137"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("answer lacks %q:\n%s", want, got)
-		}
-	}
+	labtest.Contains(t, "answer", got, "Terminating 19.4 s past its 30 s grace deadline", "NotReady 48.7 s", "deleted it within 13.9 s", "still showed its container running", "exit code 137")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {
