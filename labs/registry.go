@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs/statefulset"
 	"github.com/termlab/termlab/labs/stuck"
 )
 
@@ -20,6 +21,7 @@ var All = []lab.Definition{
 	force.Definition,
 	orphan.Definition,
 	stuck.Definition,
+	statefulset.Definition,
 	kwoklab.Definition,
 }
 

@@ -36,6 +36,9 @@ func (Lab) Orphan(ctx context.Context) error { return runLab(ctx, "orphan") }
 // Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.
 func (Lab) Stuck(ctx context.Context) error { return runLab(ctx, "stuck") }
 
+// Statefulset runs lab:statefulset: at most one pod per identity, until a force delete makes two processes write under one name.
+func (Lab) Statefulset(ctx context.Context) error { return runLab(ctx, "statefulset") }
+
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
 func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
 

@@ -13,9 +13,14 @@
 //	--term-delay TERM_DELAY          0s  how long to keep going after SIGTERM
 //
 // The log format is defined in internal/workloadlog, which also parses it.
+//
+// For lab:statefulset the same binary has two more parts (ledger.go):
+// `heartbeat ledger` serves the ledger, and a heartbeat with LEDGER_URL set
+// also posts its identity there every LEDGER_EVERY (500ms).
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,10 +80,22 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 }
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "ledger" {
+		os.Exit(serveLedger(os.Getenv))
+	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "heartbeat:", err)
 		os.Exit(2)
+	}
+	writer, writes, err := parseWriterConfig(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heartbeat:", err)
+		os.Exit(2)
+	}
+	if writes {
+		// It dies with the process: a killed writer stops writing at once.
+		go writeLedger(context.Background(), writer, time.Now)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)

@@ -67,6 +67,13 @@ const (
 	// renewal it noticed late. Observed: NotReady 49.1 and 49.7 s after the
 	// stop, inside the mechanism's own 39.6–60 s.
 	NodeStatusAllowance = 5 * time.Second
+	// ControllerSyncAllowance bounds the time from a watch event a controller
+	// acts on (a pod's DELETED) to the watch event of the object it creates
+	// in answer, for a controller that acts in the sync the event triggers,
+	// with no period or backoff (the StatefulSet controller recreating a
+	// missing ordinal). Observed 0–0.022 s (lab:statefulset); the bound is
+	// far above that and still short of any controller's resync or backoff.
+	ControllerSyncAllowance = 2 * time.Second
 )
 
 // InSeconds writes a bound for a statement: "1.5 s", "0 s", "50 s".

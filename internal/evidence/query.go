@@ -1,6 +1,9 @@
 package evidence
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // EventsFor returns the watch events of the named pod, in the order observed.
 func (r *Record) EventsFor(pod string) []PodEvent {
@@ -115,6 +118,26 @@ func where[T any](items []T, keep func(T) bool) []T {
 	for _, it := range items {
 		if keep(it) {
 			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// LastLedger returns the last read of the ledger: it holds every write the
+// earlier reads did (the ledger only appends).
+func (r *Record) LastLedger() (LedgerRead, bool) {
+	if len(r.Ledgers) == 0 {
+		return LedgerRead{}, false
+	}
+	return r.Ledgers[len(r.Ledgers)-1], true
+}
+
+// UIDsOf returns the distinct UIDs the pod's watch events carried, in order of first appearance.
+func (r *Record) UIDsOf(pod string) []string {
+	var out []string
+	for _, e := range r.EventsFor(pod) {
+		if e.UID != "" && !slices.Contains(out, e.UID) {
+			out = append(out, e.UID)
 		}
 	}
 	return out

@@ -11,6 +11,8 @@ package evidence
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/termlab/termlab/internal/ledger"
 )
 
 // Files of a run folder, written by internal/recorder.
@@ -49,6 +51,8 @@ type Record struct {
 	Notes      []Note                 `json:"notes"`
 	// Gaps are the times a watch was down: what happened then was seen late or not at all.
 	Gaps []WatchGap `json:"watch_gaps"`
+	// Ledgers are the reads of a lab's in-cluster ledger (lab:statefulset).
+	Ledgers []LedgerRead `json:"ledger_reads,omitempty"`
 }
 
 // Step is a named stage of the experiment.
@@ -253,4 +257,14 @@ type WatchGap struct {
 	From   time.Time `json:"from"`
 	To     time.Time `json:"to"`
 	Why    string    `json:"why"`
+}
+
+// LedgerRead is one read of a lab's ledger (internal/ledger): every write it
+// had received by then, in arrival order, stamped with the ledger's clock.
+type LedgerRead struct {
+	Step    string         `json:"step"`
+	At      time.Time      `json:"at"`
+	Service string         `json:"service"` // the Service it was read through (the API server's service proxy)
+	Path    string         `json:"path"`    // the raw ledger as read, relative to the run folder
+	Entries []ledger.Entry `json:"entries"`
 }

@@ -261,6 +261,7 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Containers = append([]evidence.ContainerObservation(nil), r.rec.Containers...)
 	c.Notes = append([]evidence.Note(nil), r.rec.Notes...)
 	c.Gaps = append(append([]evidence.WatchGap(nil), r.rec.Gaps...), r.openGapsLocked()...)
+	c.Ledgers = append([]evidence.LedgerRead(nil), r.rec.Ledgers...)
 	return &c
 }
 

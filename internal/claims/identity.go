@@ -1,0 +1,353 @@
+package claims
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/ledger"
+)
+
+// Claims about one identity (a StatefulSet pod's name) and the processes
+// that carry it: its incarnations in the API (one UID each) and their
+// writes to the ledger (internal/ledger), which stamps every write on
+// arrival with its own clock. Kind's nodes are containers of one host and
+// share its clock, so the ledger's times and the record's compare directly.
+
+// Incarnations are the UIDs that carried the pod's name, in order of
+// appearance: the first is the original, the second its replacement.
+func incarnations(k *check, rec *evidence.Record, pod string, want int) ([]string, bool) {
+	uids := rec.UIDsOf(pod)
+	k.cite(eventsFile)
+	k.observe("uids", uids)
+	return uids, k.require(len(uids) >= want, "the pod watch saw %d UID(s) for %s, the claim needs %d", len(uids), pod, want)
+}
+
+// lastLedger is the last ledger read, or fails the check.
+func lastLedger(k *check, rec *evidence.Record) (evidence.LedgerRead, bool) {
+	l, ok := rec.LastLedger()
+	if !k.require(ok, "the ledger was never read") {
+		return l, false
+	}
+	k.cite(l.Path)
+	k.observe("ledger_read_at", stamp(l.At))
+	return l, true
+}
+
+// writesOf are the ledger entries of the UID received in [from, to] (zero
+// times leave that end open).
+func writesOf(entries []ledger.Entry, uid string, from, to time.Time) []ledger.Entry {
+	var out []ledger.Entry
+	for _, e := range entries {
+		if (uid == "" || e.UID == uid) && (from.IsZero() || !e.ReceivedAt.Before(from)) && (to.IsZero() || !e.ReceivedAt.After(to)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func writers(entries []ledger.Entry) []string {
+	var out []string
+	for _, e := range entries {
+		if !slices.Contains(out, e.UID) {
+			out = append(out, e.UID)
+		}
+	}
+	return out
+}
+
+// containerOf is the container ID the API reported for the pod's incarnation uid.
+func containerOf(rec *evidence.Record, pod, uid string) (id, node string, ok bool) {
+	for _, e := range rec.EventsFor(pod) {
+		if e.UID != uid {
+			continue
+		}
+		for _, c := range e.Containers {
+			if c.ContainerID != "" {
+				return c.ContainerID, e.NodeName, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// Single: no second incarnation while the first is Terminating.
+type Single struct {
+	ID, Statement string
+	Pod           string
+	// Delete and Until are the action kinds that open and close the window
+	// (the ordinary delete, the force delete).
+	Delete, Until string
+	// MinWindow is how long the window must have lasted.
+	MinWindow time.Duration
+}
+
+// NoSecondIncarnation decides that from the Delete to the Until request the
+// pod's name had one UID in the API (the pod watch up throughout: an absence
+// is claimed) and the ledger one writer, that UID, which kept writing.
+func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
+	k := newCheck(s.ID, s.Statement)
+	del, ok := action(k, rec, s.Delete, s.Pod)
+	if !ok {
+		return k.done()
+	}
+	until, ok := action(k, rec, s.Until, s.Pod)
+	if !ok {
+		return k.done()
+	}
+	from, to := del.StartedAt, until.StartedAt
+	window := to.Sub(from)
+	k.observe("window_seconds", seconds(window))
+	k.require(window >= s.MinWindow, "the window from the %s to the %s lasted %s, the claim needs %s", s.Delete, s.Until, window.Round(time.Millisecond), s.MinWindow)
+	uids, ok := incarnations(k, rec, s.Pod, 1)
+	if !ok {
+		return k.done()
+	}
+	var inWindow []string
+	for _, e := range rec.EventsFor(s.Pod) {
+		if !e.ObservedAt.After(to) && !slices.Contains(inWindow, e.UID) {
+			inWindow = append(inWindow, e.UID)
+		}
+	}
+	k.observe("uids_until_"+snake(s.Until), inWindow)
+	k.require(len(inWindow) == 1, "the pod watch saw %d UIDs for %s before the %s: %v", len(inWindow), s.Pod, s.Until, inWindow)
+	k.watchedThroughout(rec, evidence.WatchPods, from, to)
+
+	l, ok := lastLedger(k, rec)
+	if !ok {
+		return k.done()
+	}
+	during := writesOf(l.Entries, "", from, to)
+	who := writers(during)
+	k.observe("ledger_writes_in_window", len(during))
+	k.observe("ledger_writers_in_window", who)
+	k.require(len(during) > 0, "the ledger received no write between the %s and the %s", s.Delete, s.Until)
+	k.require(len(who) <= 1, "the ledger had %d writers between the %s and the %s: %v", len(who), s.Delete, s.Until, who)
+	k.require(len(who) == 0 || who[0] == uids[0], "the ledger's one writer in the window was %s, not the original %s", firstOr(who), uids[0])
+	return k.done()
+}
+
+// Replaced: a new incarnation after the old one is gone from the API.
+type Replaced struct {
+	ID, Statement string
+	Pod           string
+	// After is the action kind that removed the old incarnation (the force delete).
+	After string
+	// GoneWithin bounds its DELETED event after the request; CreatedWithin
+	// the new incarnation's ADDED event after that DELETED.
+	GoneWithin, CreatedWithin time.Duration
+}
+
+// ReplacedOnAnotherNode decides that after the request the original
+// incarnation was DELETED within GoneWithin, a new UID for the same name was
+// ADDED within CreatedWithin of that, and it ran Ready on another node.
+func ReplacedOnAnotherNode(rec *evidence.Record, r Replaced) Claim {
+	k := newCheck(r.ID, r.Statement)
+	act, ok := action(k, rec, r.After, r.Pod)
+	if !ok {
+		return k.done()
+	}
+	uids, ok := incarnations(k, rec, r.Pod, 2)
+	if !ok {
+		return k.done()
+	}
+	gone, ok := rec.FirstEvent(r.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Type == "DELETED" && e.UID == uids[0] })
+	if !ok {
+		return k.missing("no DELETED event of the original %s (uid %s) after the %s", r.Pod, uids[0], r.After)
+	}
+	goneAfter := gone.ObservedAt.Sub(act.StartedAt)
+	k.observe("deleted_after_seconds", seconds(goneAfter))
+	k.require(goneAfter <= r.GoneWithin, "the original was DELETED %s after the %s, later than %s", goneAfter.Round(time.Millisecond), r.After, r.GoneWithin)
+	added, ok := rec.FirstEvent(r.Pod, time.Time{}, func(e evidence.PodEvent) bool { return e.UID == uids[1] })
+	if !ok {
+		return k.missing("no event of the new incarnation %s", uids[1])
+	}
+	created := added.ObservedAt.Sub(gone.ObservedAt)
+	k.observe("new_uid", uids[1])
+	k.observe("created_after_deleted_seconds", seconds(created))
+	k.require(added.Type == "ADDED", "the new incarnation was first seen as %s, not ADDED", added.Type)
+	k.require(created >= 0, "the new incarnation was ADDED %s before the original was DELETED", (-created).Round(time.Millisecond))
+	k.require(created <= r.CreatedWithin, "the new incarnation was ADDED %s after the original was DELETED, later than %s", created.Round(time.Millisecond), r.CreatedWithin)
+	k.watchedThroughout(rec, evidence.WatchPods, act.StartedAt, added.ObservedAt)
+	// Who created it, where the API says so: the controller's own event
+	// (observed, not required: events are best effort and aggregated).
+	for _, e := range rec.KubeEvents {
+		if e.Reason == "SuccessfulCreate" && strings.Contains(e.Message, "Pod "+r.Pod+" ") && !e.ObservedAt.Before(act.StartedAt) {
+			k.cite(evidence.KubeEventsFile)
+			k.observe("created_by", e.Source+": "+e.Message)
+			break
+		}
+	}
+	_, oldNode, _ := containerOf(rec, r.Pod, uids[0])
+	ready, ok := rec.FirstEvent(r.Pod, added.ObservedAt, func(e evidence.PodEvent) bool {
+		c, ok := e.Container("")
+		return e.UID == uids[1] && e.Type != "DELETED" && e.Ready == "True" && ok && c.State == "running"
+	})
+	if !k.require(ok, "the new incarnation was never seen Ready with its container running") {
+		return k.done()
+	}
+	k.observe("old_node", oldNode)
+	k.observe("new_node", ready.NodeName)
+	k.observe("ready_after_deleted_seconds", seconds(ready.ObservedAt.Sub(gone.ObservedAt)))
+	k.require(ready.NodeName != "" && ready.NodeName != oldNode, "the new incarnation ran on %q, the original's node %q", ready.NodeName, oldNode)
+	return k.done()
+}
+
+// Split: two incarnations writing at once.
+type Split struct {
+	ID, Statement string
+	Pod           string
+	// MinOverlap is how long both must have written in the same window;
+	// MinAlternations how often the ledger's arrival order must switch
+	// between them in it (interleaved, not one after the other).
+	MinOverlap      time.Duration
+	MinAlternations int
+}
+
+// SplitBrain decides from the ledger that the original and the new
+// incarnation wrote in the same window for at least MinOverlap, interleaved,
+// and from crictl that both containers ran, on two nodes, inside it.
+func SplitBrain(rec *evidence.Record, s Split) Claim {
+	k := newCheck(s.ID, s.Statement)
+	uids, ok := incarnations(k, rec, s.Pod, 2)
+	if !ok {
+		return k.done()
+	}
+	l, ok := lastLedger(k, rec)
+	if !ok {
+		return k.done()
+	}
+	old, repl := writesOf(l.Entries, uids[0], time.Time{}, time.Time{}), writesOf(l.Entries, uids[1], time.Time{}, time.Time{})
+	if !k.require(len(old) > 0 && len(repl) > 0, "the ledger holds %d writes of the original and %d of the new incarnation", len(old), len(repl)) {
+		return k.done()
+	}
+	from := later(old[0].ReceivedAt, repl[0].ReceivedAt)
+	to := old[len(old)-1].ReceivedAt
+	if t := repl[len(repl)-1].ReceivedAt; t.Before(to) {
+		to = t
+	}
+	overlap := to.Sub(from)
+	k.observe("overlap_from", stamp(from))
+	k.observe("overlap_to", stamp(to))
+	k.observe("overlap_seconds", seconds(overlap))
+	if !k.require(overlap >= s.MinOverlap, "the two incarnations wrote in a common window of %s, the claim needs %s", overlap.Round(time.Millisecond), s.MinOverlap) {
+		return k.done()
+	}
+	both := writesOf(l.Entries, "", from, to)
+	alternations, oldNodes, newNodes := 0, []string{}, []string{}
+	last := ""
+	counts := map[string]int{}
+	for _, e := range both {
+		if e.UID != uids[0] && e.UID != uids[1] {
+			continue
+		}
+		counts[e.UID]++
+		if last != "" && e.UID != last {
+			alternations++
+		}
+		last = e.UID
+		switch {
+		case e.UID == uids[0] && !slices.Contains(oldNodes, e.Node):
+			oldNodes = append(oldNodes, e.Node)
+		case e.UID == uids[1] && !slices.Contains(newNodes, e.Node):
+			newNodes = append(newNodes, e.Node)
+		}
+	}
+	k.observe("original_writes_in_overlap", counts[uids[0]])
+	k.observe("new_writes_in_overlap", counts[uids[1]])
+	k.observe("alternations", alternations)
+	k.observe("original_wrote_from", oldNodes)
+	k.observe("new_wrote_from", newNodes)
+	k.require(alternations >= s.MinAlternations, "the ledger's order switched %d times between the incarnations in the overlap, the claim needs %d (interleaved writes)", alternations, s.MinAlternations)
+	k.require(len(oldNodes) == 1 && len(newNodes) == 1 && oldNodes[0] != newNodes[0], "the incarnations wrote from nodes %v and %v, not one node each, two nodes", oldNodes, newNodes)
+
+	// The runtime's word, on both nodes, inside the window.
+	for i, uid := range uids[:2] {
+		who := []string{"original", "new"}[i]
+		id, node, ok := containerOf(rec, s.Pod, uid)
+		if !k.require(ok, "the API never reported a container for the %s incarnation", who) {
+			continue
+		}
+		running := 0
+		for _, o := range rec.ContainersFor(s.Pod) {
+			if o.ContainerID == id && o.Node == node && !o.ObservedAt.Before(from) && !o.ObservedAt.After(to) && o.State == evidence.ContainerRunning {
+				running++
+				k.cite(o.InspectPath)
+			}
+		}
+		k.observe(who+"_running_looks_in_overlap", running)
+		k.require(running > 0, "no crictl look on %s inside the overlap showed the %s incarnation's container %s running", node, who, id)
+	}
+	return k.done()
+}
+
+// Again: one writer again once the old process is killed.
+type Again struct {
+	ID, Statement string
+	Pod           string
+	// After is the action kind that brings the old node's kubelet back.
+	After string
+	// Within bounds the original's last write after that request.
+	Within time.Duration
+	// MinAlone is how long the ledger must show the new incarnation writing alone.
+	MinAlone time.Duration
+}
+
+// OneWriterAgain decides from the ledger that the original incarnation wrote
+// until the request and no later than Within after it, and that the new one
+// then wrote alone for at least MinAlone.
+func OneWriterAgain(rec *evidence.Record, a Again) Claim {
+	k := newCheck(a.ID, a.Statement)
+	act, ok := action(k, rec, a.After, targetOf(rec, a.After, a.Pod))
+	if !ok {
+		return k.done()
+	}
+	uids, ok := incarnations(k, rec, a.Pod, 2)
+	if !ok {
+		return k.done()
+	}
+	l, ok := lastLedger(k, rec)
+	if !ok {
+		return k.done()
+	}
+	old := writesOf(l.Entries, uids[0], time.Time{}, time.Time{})
+	if !k.require(len(old) > 0, "the ledger holds no write of the original incarnation") {
+		return k.done()
+	}
+	lastOld := old[len(old)-1]
+	after := lastOld.ReceivedAt.Sub(act.StartedAt)
+	k.observe("original_last_write_at", stamp(lastOld.ReceivedAt))
+	k.observe("original_last_seq", lastOld.Seq)
+	k.observe("original_last_write_after_seconds", seconds(after))
+	k.require(after >= 0, "the original's last write came %s before the %s: it had stopped writing already", (-after).Round(time.Millisecond), a.After)
+	k.require(after <= a.Within, "the original still wrote %s after the %s, later than %s", after.Round(time.Millisecond), a.After, a.Within)
+	alone := writesOf(l.Entries, "", lastOld.ReceivedAt.Add(time.Nanosecond), time.Time{})
+	who := writers(alone)
+	k.observe("writers_after", who)
+	k.observe("writes_after", len(alone))
+	k.require(len(who) == 1 && who[0] == uids[1], "after the original's last write the ledger's writers were %v, not the new incarnation alone", who)
+	if len(alone) > 0 {
+		span := alone[len(alone)-1].ReceivedAt.Sub(lastOld.ReceivedAt)
+		k.observe("alone_seconds", seconds(span))
+		k.require(span >= a.MinAlone, "the new incarnation was seen writing alone for %s, the claim needs %s", span.Round(time.Millisecond), a.MinAlone)
+	}
+	return k.done()
+}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return s[0]
+}
+
+func snake(kind string) string {
+	out := []byte(kind)
+	for i, c := range out {
+		if c == '-' {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}
