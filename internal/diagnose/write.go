@@ -1,0 +1,116 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/credscan"
+)
+
+// Report folder files.
+const (
+	MarkdownFile = "report.md"
+	SummaryFile  = "summary.json"
+)
+
+// Raw is the bytes Collect read, by file name in the report folder, saved as evidence beside the report.
+type Raw map[string][]byte
+
+// Summary is summary.json: the report plus what was left out.
+type Summary struct {
+	Report
+	// Dropped are evidence files not written because they held something
+	// credential-like.
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// FolderName is <UTC time>-<namespace>-<pod>, the report's folder under results/diagnose/.
+func FolderName(at time.Time, namespace, pod string) string {
+	return at.UTC().Format("20060102-150405") + "-" + namespace + "-" + pod
+}
+
+// Write renders report.md and summary.json and saves the raw evidence into
+// dir. Every file is scanned for credentials first; one that trips the scan
+// is never written, and the report says so.
+func Write(dir string, r Report, raw Raw) (Summary, error) {
+	s := Summary{Report: r}
+	files := map[string][]byte{}
+	for name, b := range raw {
+		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
+			s.Dropped = append(s.Dropped, fmt.Sprintf("%s (%s)", name, leaks[0].Pattern))
+			continue
+		}
+		files[name] = b
+	}
+	sort.Strings(s.Dropped)
+	sum, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return s, fmt.Errorf("encoding %s: %w", SummaryFile, err)
+	}
+	md := []byte(Markdown(s))
+	for name, b := range map[string][]byte{SummaryFile: append(sum, '\n'), MarkdownFile: md} {
+		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
+			// The findings quote the evidence: one that quoted a credential is not written.
+			return s, fmt.Errorf("%s would hold a credential (%v): not written", name, leaks)
+		}
+		files[name] = b
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return s, fmt.Errorf("creating the report folder: %w", err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return s, fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return s, nil
+}
+
+// Markdown is report.md: the answer first, then each finding with its
+// evidence, then what to do.
+func Markdown(s Summary) string {
+	var b strings.Builder
+	title := s.Pod
+	if title == "" {
+		title = "a pod that does not exist"
+	}
+	fmt.Fprintf(&b, "# diagnose %s\n\n", title)
+	fmt.Fprintf(&b, "Read at %s", s.At.UTC().Format(time.RFC3339))
+	if s.Node != "" {
+		fmt.Fprintf(&b, "; node %s", s.Node)
+	}
+	b.WriteString(". Read-only: GETs, LISTs, node commands that only look, and a server-side dry run.\n\n")
+	fmt.Fprintf(&b, "## Answer\n\n%s\n\n", s.Answer)
+	if len(s.Findings) > 0 {
+		b.WriteString("## Findings\n\n")
+		for _, f := range s.Findings {
+			fmt.Fprintf(&b, "- **%s** — %s (%s). %s\n", f.ID, f.Verdict, f.Level, f.Text)
+			for _, e := range f.Evidence {
+				file, field, _ := strings.Cut(e, ": ")
+				if field != "" {
+					fmt.Fprintf(&b, "  - evidence: [%s](%s): %s\n", file, file, field)
+				} else {
+					fmt.Fprintf(&b, "  - evidence: [%s](%s)\n", file, file)
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(s.Advice) > 0 {
+		b.WriteString("## What to do, and its risk\n\n")
+		for _, a := range s.Advice {
+			fmt.Fprintf(&b, "- %s\n", a)
+		}
+		b.WriteString("\n")
+	}
+	if len(s.Dropped) > 0 {
+		fmt.Fprintf(&b, "Left out because they held something credential-like: %s.\n", strings.Join(s.Dropped, ", "))
+	}
+	return b.String()
+}
