@@ -100,13 +100,13 @@ const (
 // DryRun is the result of the dry-run patch that removes the finalizers.
 type DryRun struct {
 	// Skipped says why no dry run was sent ("" when it was).
-	Skipped string
+	Skipped string `json:"skipped,omitempty"`
 	// Patch is the merge patch sent with dryRun=All.
-	Patch string
+	Patch string `json:"patch,omitempty"`
 	// Err is the server's refusal ("" when accepted).
-	Err string
+	Err string `json:"error,omitempty"`
 	// Code is the HTTP status of a refusal.
-	Code int32
+	Code int32 `json:"code,omitempty"`
 }
 
 // Level says how much a finding matters for the question "why is it still there".
@@ -245,7 +245,9 @@ func (d *decider) deletion() {
 	}
 	requested, dl, grace := deadline(p)
 	past := d.c.At.Sub(dl)
-	text := fmt.Sprintf("Deletion requested at about %s with a %d s grace period: the grace deadline (deletionTimestamp) is %s, ",
+	// A later delete with a shorter grace period (a force delete) moves
+	// deletionTimestamp earlier: "requested" is the last such request.
+	text := fmt.Sprintf("Deletion requested at about %s (the latest request that shortened it) with a %d s grace period: the grace deadline (deletionTimestamp) is %s, ",
 		requested.UTC().Format(time.RFC3339), grace, dl.UTC().Format(time.RFC3339))
 	level := Info
 	if past > 0 {
@@ -539,6 +541,10 @@ func (d *decider) dryRun() {
 	switch {
 	case dr.Skipped != "":
 		d.add(Finding{ID: FindDryRun, Level: NotChecked, Verdict: "not checked", Text: "Whether removing the finalizers would be accepted was not checked: " + dr.Skipped + "."})
+	case dr.Code == 403 && !admissionName.MatchString(dr.Err):
+		// RBAC refused the diagnosing user, not the removal: that says nothing about admission.
+		d.add(Finding{ID: FindDryRun, Level: NotChecked, Verdict: "not checked", Evidence: ev,
+			Text: "Whether removing the finalizers would be accepted was not checked: these credentials may not patch the pod (" + dr.Err + ")."})
 	case dr.Err == "":
 		d.add(Finding{ID: FindDryRun, Level: Info, Verdict: "accepted", Evidence: ev,
 			Text: fmt.Sprintf("A server-side dry run of the patch that removes the finalizers (%s, dryRun=All) was accepted: nothing in admission blocks it.", dr.Patch)})
@@ -560,6 +566,9 @@ func (d *decider) answer() string {
 		_, dl, grace := deadline(p)
 		past := d.c.At.Sub(dl)
 		when := fmt.Sprintf("its %d s grace deadline passed %s ago", grace, round(past))
+		if grace == 0 {
+			when = fmt.Sprintf("it was force-deleted (grace period 0) %s ago", round(past))
+		}
 		if past <= 0 {
 			when = fmt.Sprintf("its %d s grace deadline is %s away", grace, round(-past))
 		}
@@ -581,7 +590,7 @@ func (d *decider) answer() string {
 		}
 		switch ctl.Present {
 		case Absent:
-			s = append(s, held+by+", whose controller is not running.")
+			s = append(s, held+by+", whose controller is not running ("+ctl.Evidence+").")
 		case Present:
 			s = append(s, held+by+", whose controller seems to run ("+ctl.Evidence+").")
 		default:
@@ -619,8 +628,11 @@ func (d *decider) answer() string {
 			exited = append(exited, cc.Name)
 		}
 	}
-	if len(running) > 0 {
+	switch {
+	case len(running) > 0 && p.DeletionTimestamp != nil:
 		s = append(s, fmt.Sprintf("The container (%s) is still running on the node.", strings.Join(running, ", ")))
+	case len(running) > 0:
+		s = append(s, fmt.Sprintf("Its container (%s) runs on the node.", strings.Join(running, ", ")))
 	}
 	if len(exited) > 0 {
 		s = append(s, fmt.Sprintf("The container (%s) already exited.", strings.Join(exited, ", ")))
@@ -673,18 +685,33 @@ func (d *decider) advice() []string {
 	if dr, ok := find(FindDryRun); ok && dr.Verdict == "rejected" {
 		out = append(out, "The finalizer patch would be refused today by "+RejectedBy(d.c.DryRun)+": ask its owner; do not disable it to get one pod out.")
 	}
-	if p.Spec.NodeName != "" {
+	deleting := p.DeletionTimestamp != nil
+	nodeTrouble := false
+	for _, id := range []string{FindKubelet, FindNodeReady, FindNodeLease} {
+		if f, ok := find(id); ok && f.Level == Blocking {
+			nodeTrouble = true
+		}
+	}
+	// Force delete and the out-of-service taint are only on the table for a
+	// pod being deleted, or one whose node is in trouble.
+	if p.Spec.NodeName != "" && (deleting || nodeTrouble) {
 		switch {
 		case running:
-			out = append(out, fmt.Sprintf("Dangerous now: a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) removes the object while the container keeps running on %s; a replacement (a StatefulSet's pod with the same name, or a Deployment's) can then run beside it, and the old one stops only when the kubelet comes back.", p.Name, p.Namespace, node))
-			out = append(out, "Not honest here: the out-of-service taint (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) says the node is shut down; crictl shows the container running, so the pod GC would force-delete a pod whose process lives on.")
+			out = append(out, fmt.Sprintf("Dangerous now: a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) removes the object while the container keeps running on %s; a replacement (a StatefulSet's pod with the same name, or a Deployment's) can then run beside it, and the old one stops only when a kubelet there kills it.", p.Name, p.Namespace, node))
+			if nodeTrouble {
+				out = append(out, "Not honest here: the out-of-service taint (node.kubernetes.io/out-of-service=nodeshutdown:NoExecute) says the node is shut down; crictl shows the container running, so the pod GC would force-delete a pod whose process lives on.")
+			} else if f, ok := find(FindDeletion); ok && f.Level == Blocking && len(p.Finalizers) == 0 {
+				out = append(out, "The kubelet is active, yet the container outlived the grace deadline: read the kubelet's log (journalctl -u kubelet on the node) and the FailedKillPod events before anything else.")
+			} else if len(p.Finalizers) == 0 {
+				out = append(out, "Wait: the kubelet is stopping the container within its grace period.")
+			}
 		case unchecked:
 			out = append(out, "Unknown risk: whether the container still runs was not checked; before a force delete or the out-of-service taint, look on the node (crictl ps) or rerun with -nodeaccess.")
 		default:
-			if len(p.Finalizers) == 0 && p.DeletionTimestamp != nil {
+			if len(p.Finalizers) == 0 && deleting {
 				out = append(out, "Low risk: no container of the pod runs on the node, so a force delete leaves no process behind.")
 			}
-			if n, ok := find(FindNodeReady); ok && n.Verdict == "NotReady" {
+			if nodeTrouble {
 				out = append(out, "The out-of-service taint is honest only if the node is really shut down or cut off for good; no container of this pod runs on it now.")
 			}
 		}
@@ -693,7 +720,7 @@ func (d *decider) advice() []string {
 		out = append(out, "A force delete does not help: the finalizer holds the object whatever the grace period; the container has already exited, so no process is left to worry about.")
 	}
 	if len(out) == 0 {
-		out = append(out, "Nothing to do: nothing holds the pod.")
+		out = append(out, "Nothing to do: the pod is not being deleted, and nothing found would hold a deletion up.")
 	}
 	return out
 }

@@ -412,3 +412,32 @@ func TestWriteDropsCredentials(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestHealthyPodNothingToDo(t *testing.T) {
+	c := terminating()
+	c.Pod.DeletionTimestamp, c.Pod.DeletionGracePeriodSeconds = nil, nil
+	r := Decide(c)
+	contains(t, "the answer", r.Answer, "not being deleted", "runs on the node")
+	lacks(t, "the answer", r.Answer, "still running")
+	advice := strings.Join(r.Advice, "\n")
+	contains(t, "the advice", advice, "Nothing to do")
+	lacks(t, "the advice", advice, "force delete", "out-of-service")
+}
+
+func TestForceDeletedSaysSo(t *testing.T) {
+	c := exited(withFinalizer(terminating(), Absent))
+	c.Pod.DeletionGracePeriodSeconds = ptr(int64(0))
+	r := Decide(c)
+	contains(t, "the answer", r.Answer, "force-deleted (grace period 0) 20s ago", "(evidence of the controller)")
+	lacks(t, "the answer", r.Answer, "0 s grace deadline")
+}
+
+func TestDryRunForbiddenByRBACIsNotAnAnswer(t *testing.T) {
+	c := exited(withFinalizer(terminating(), Absent))
+	c.DryRun = DryRunResult(FinalizersPatch, apierrors.NewForbidden(corev1.Resource("pods"), "held", nil))
+	r := Decide(c)
+	if f := mustFind(t, r, FindDryRun); f.Level != NotChecked {
+		t.Errorf("dry-run finding %+v, want not checked", f)
+	}
+	lacks(t, "the answer", r.Answer, "rejected", "accepted")
+}

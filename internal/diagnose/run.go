@@ -1,0 +1,42 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Result is one diagnosis: the written summary, its folder and how long it took.
+type Result struct {
+	Summary Summary
+	Dir     string
+	Took    time.Duration
+}
+
+// ParsePod splits "<namespace>/<name>".
+func ParsePod(s string) (namespace, name string, err error) {
+	namespace, name, ok := strings.Cut(s, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("pod %q: want <namespace>/<name>", s)
+	}
+	return namespace, name, nil
+}
+
+// Run collects the evidence about pod namespace/name, decides the findings
+// and writes them to <resultsDir>/diagnose/<UTC time>-<namespace>-<name>/.
+func Run(ctx context.Context, src Source, namespace, name, resultsDir string) (Result, error) {
+	begin := time.Now()
+	c, raw, err := Collect(ctx, src, namespace, name)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Decide(c)
+	dir := filepath.Join(resultsDir, "diagnose", FolderName(c.At, namespace, name))
+	s, err := Write(dir, r, raw)
+	if err != nil {
+		return Result{Summary: s, Dir: dir}, fmt.Errorf("writing the diagnosis of %s/%s: %w", namespace, name, err)
+	}
+	return Result{Summary: s, Dir: dir, Took: time.Since(begin)}, nil
+}

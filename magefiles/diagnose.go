@@ -1,0 +1,50 @@
+//go:build mage
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/stack"
+)
+
+// Diagnose says, read-only, why a pod is still there: -pod=<ns>/<name> [-kubeconfig=<path>] [-nodeaccess]; writes results/diagnose/.
+//
+// Without -kubeconfig it reads termlab's cluster and checks the node
+// through kind (docker exec) unless -nodeaccess=false. With -kubeconfig node
+// checks need -nodeaccess and work on kind node containers only. (mage
+// names a flag after the Go parameter, lowercased: hence -nodeaccess.)
+func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *bool) error {
+	if pod == nil {
+		return errors.New("diagnose needs -pod=<namespace>/<name>")
+	}
+	ns, name, err := diagnose.ParsePod(*pod)
+	if err != nil {
+		return err
+	}
+	log := progress.Default()
+	kc := ""
+	if kubeconfig != nil {
+		kc = *kubeconfig
+	}
+	src, err := stack.DiagnoseSource(log, kc, nodeAccess)
+	if err != nil {
+		return err
+	}
+	root, err := project.Root()
+	if err != nil {
+		return err
+	}
+	res, err := diagnose.Run(ctx, src, ns, name, project.ResultsDir(root))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10_000_000))
+	return nil
+}
