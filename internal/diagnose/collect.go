@@ -26,7 +26,7 @@ type Source struct {
 	Client kubernetes.Interface
 	// Node gives the exec seam of a node by its Kubernetes name (kind's
 	// nodes.Node satisfies kubelet.Node), or why none is available: then
-	// the node checks say "not checked" with that reason.
+	// the node checks say "not checked" with that reason. Nil: no access.
 	Node func(name string) (kubelet.Node, string)
 }
 
@@ -99,8 +99,12 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 	raw.put(DryRunFile, c.DryRun)
 
 	c.Kubelet.NotChecked = "the pod is not scheduled"
+	nodeFor := src.Node
+	if nodeFor == nil {
+		nodeFor = NoNodeAccess("no node access was given")
+	}
 	if n := pod.Spec.NodeName; n != "" {
-		node, why := src.Node(n)
+		node, why := nodeFor(n)
 		if node == nil {
 			c.Kubelet.NotChecked = why
 		} else {
