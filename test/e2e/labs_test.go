@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
@@ -116,10 +115,21 @@ func checkEvidence(t *testing.T, dir string) {
 			t.Errorf("event %d has no object", i)
 		}
 	}
-	// The container crictl describes is the one the pod's status names.
+	// The container crictl describes is one the pod's status named (a
+	// StatefulSet's pod name has one per incarnation).
+	reported := map[string]map[string]bool{}
+	for _, e := range rec.PodEvents {
+		for _, c := range e.Containers {
+			if c.ContainerID != "" {
+				if reported[e.Name] == nil {
+					reported[e.Name] = map[string]bool{}
+				}
+				reported[e.Name][c.ContainerID] = true
+			}
+		}
+	}
 	for _, o := range rec.Containers {
-		want, ok := claims.ContainerID(rec, o.Pod)
-		if !ok {
+		if len(reported[o.Pod]) == 0 {
 			t.Errorf("crictl evidence for %s, but the API never reported its container ID", o.Pod)
 			continue
 		}
@@ -136,8 +146,8 @@ func checkEvidence(t *testing.T, dir string) {
 			t.Errorf("%s: %v", o.InspectPath, err)
 			continue
 		}
-		if in.ID != want {
-			t.Errorf("%s: crictl container %s, the pod status says %s", o.InspectPath, in.ID, want)
+		if !reported[o.Pod][in.ID] {
+			t.Errorf("%s: crictl container %s, which no status of pod %s named (%v)", o.InspectPath, in.ID, o.Pod, reported[o.Pod])
 		}
 	}
 	// Snapshots are YAML a kubectl user recognises, without managedFields.
@@ -156,8 +166,11 @@ func checkEvidence(t *testing.T, dir string) {
 			t.Errorf("action %s %s: request is not JSON", a.Kind, a.Target)
 		}
 	}
-	if entries, _ := os.ReadDir(filepath.Join(dir, "inputs", "pods")); len(entries) == 0 {
-		t.Error("inputs/pods is empty")
+	// What the lab created, exactly as sent: pods, or other objects.
+	pods, _ := os.ReadDir(filepath.Join(dir, "inputs", "pods"))
+	objects, _ := os.ReadDir(filepath.Join(dir, "inputs", "objects"))
+	if len(pods)+len(objects) == 0 {
+		t.Error("inputs/pods and inputs/objects are empty: the objects the lab created are not in its folder")
 	}
 	leaks, err := credscan.Dir(dir)
 	if err != nil || len(leaks) > 0 {
