@@ -260,9 +260,26 @@ func podEvents(rec *evidence.Record) map[string][]evidence.PodEvent {
 		return out
 	}
 	for _, e := range rec.PodEvents {
-		out[e.Name] = append(out[e.Name], e)
+		name := stablePodName(e.Name)
+		out[name] = append(out[name], e)
 	}
 	return out
+}
+
+// generatedSuffix is what a Deployment adds to its pods' names: the
+// ReplicaSet's pod-template-hash and five random characters, both from the
+// alphabet Kubernetes uses for generated names (k8s.io/apimachinery
+// util/rand: no vowels, no 0, 1 or 3).
+var generatedSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{1,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+
+// stablePodName is a pod's name as it is the same in every run: a
+// Deployment's pod (ledger-6ff8669f56-pfng9) becomes ledger-*; a pod the lab
+// or a StatefulSet names is kept as it is.
+func stablePodName(name string) string {
+	if loc := generatedSuffix.FindStringIndex(name); loc != nil {
+		return name[:loc[0]] + "-*"
+	}
+	return name
 }
 
 func at(ts []claims.Transition, i int) string {

@@ -27,3 +27,20 @@ func TestPromoteScansForCredentials(t *testing.T) {
 		t.Errorf("the leaking file reached the reference: %v", err)
 	}
 }
+
+// A Deployment's pods get new generated names in every run; the lab's own
+// and a StatefulSet's keep theirs.
+func TestStablePodName(t *testing.T) {
+	for name, want := range map[string]string{
+		"ledger-6ff8669f56-pfng9": "ledger-*",
+		"ledger-555564667f-5s9dv": "ledger-*",
+		"ident-0":                 "ident-0",
+		"orphan-process":          "orphan-process",
+		"held-kwok":               "held-kwok",
+		"plain-kwok-v08-fast":     "plain-kwok-v08-fast",
+	} {
+		if got := stablePodName(name); got != want {
+			t.Errorf("stablePodName(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -124,6 +124,7 @@ var Definition = lab.Definition{
 	Steps:  steps,
 	Claims: Claims,
 	Report: Report,
+	Answer: Answer,
 }
 
 func steps(ctx context.Context, r *lab.Run) error {
