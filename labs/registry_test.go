@@ -106,6 +106,7 @@ func TestReadmeRangesHoldTheReferenceRun(t *testing.T) {
 		}
 		_, measured, ok := strings.Cut(string(md), "\n## Measured\n")
 		if !ok {
+			t.Errorf("labs/%s/README.md has no \"## Measured\" section: quote the ranges its runs showed there", d.Name)
 			continue
 		}
 		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
