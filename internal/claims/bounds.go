@@ -76,6 +76,24 @@ const (
 	ControllerSyncAllowance = 2 * time.Second
 )
 
+// Bounds derived from those, shared by every lab that stops a kubelet.
+const (
+	// NotReadyEarliest and NotReadyLatest bound when, after a kubelet stops,
+	// the node's Ready condition leaves True: the controller marks it once it
+	// has not seen the lease renewed for its grace period; the last renewal
+	// came up to one renew interval before the stop, and the controller
+	// notices a renewal at one look and the grace run out at a later one.
+	NotReadyEarliest = NodeMonitorGracePeriod - NodeLeaseRenewInterval                     // 39.6 s
+	NotReadyLatest   = NodeMonitorGracePeriod + 2*NodeMonitorPeriod + NodeStatusAllowance // 65 s
+	// UnreachableTaintedLatest: the unreachable taint comes in the pass that
+	// marks the node NotReady or the next one.
+	UnreachableTaintedLatest = NotReadyLatest + NodeMonitorPeriod // 70 s
+	// OrphanKilledWithin bounds how soon a started kubelet ends a container
+	// no pod asks for: at its first housekeeping, after its start-up, plus
+	// the exit's record.
+	OrphanKilledWithin = KubeletHousekeepingPeriod + KubeletStartAllowance + ExitAllowance // 4.5 s
+)
+
 // InSeconds writes a bound for a statement: "1.5 s", "0 s", "50 s".
 func InSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"

@@ -104,14 +104,7 @@ func NodeTaintedWithin(rec *evidence.Record, t Tainted) Claim {
 		return k.done()
 	}
 	k.cite(nodesFile)
-	e, ok := firstNodeEvent(rec, t.Node, act.StartedAt, func(e evidence.NodeEvent) bool {
-		for _, x := range e.Taints {
-			if x == t.Taint {
-				return true
-			}
-		}
-		return false
-	})
+	e, ok := firstNodeEvent(rec, t.Node, act.StartedAt, func(e evidence.NodeEvent) bool { return e.HasTaint(t.Taint) })
 	if !ok {
 		return k.missing("no recorded change of node %s after the %s showed taint %s", t.Node, t.After, t.Taint)
 	}

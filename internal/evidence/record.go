@@ -167,6 +167,20 @@ type NodeEvent struct {
 	Taints             []string   `json:"taints,omitempty"`
 }
 
+// UnreachableTaint is the taint the node lifecycle controller puts on a node
+// whose kubelet stopped reporting, as NodeEvent.Taints writes it.
+const UnreachableTaint = "node.kubernetes.io/unreachable:NoExecute"
+
+// HasTaint reports whether the node carried taint ("key:Effect").
+func (e NodeEvent) HasTaint(taint string) bool {
+	for _, t := range e.Taints {
+		if t == taint {
+			return true
+		}
+	}
+	return false
+}
+
 // Snapshot is an object as read at a named step, saved as kubectl-style YAML.
 type Snapshot struct {
 	Step  string    `json:"step"`

@@ -45,18 +45,12 @@ const (
 	// being written when the log is read and one tick lost under load.
 	heartbeatInterval = time.Second
 	missedBeats       = 2
-	// The node lifecycle controller marks the node NotReady once it has not
-	// seen the node's lease renewed for the grace period. The last renewal
-	// came at most one renew interval before the stop; the controller notices
-	// a renewal at its next look and finds the grace run out at a later look.
-	notReadyEarliest = claims.NodeMonitorGracePeriod - claims.NodeLeaseRenewInterval                           // 39.6 s
-	notReadyLatest   = claims.NodeMonitorGracePeriod + 2*claims.NodeMonitorPeriod + claims.NodeStatusAllowance // 65 s
 	// A started kubelet finds the orphan at its first housekeeping, one
 	// period after its sync loop starts, and ends it at once: its cgroup
 	// cleanup SIGKILLs the processes of a pod it does not know, racing its own
 	// kill (SIGTERM, which this workload answers by exiting 0 at once).
 	killedNotBefore = claims.KubeletHousekeepingPeriod
-	killedWithin    = claims.KubeletHousekeepingPeriod + claims.KubeletStartAllowance + claims.ExitAllowance // 4.5 s
+	killedWithin    = claims.OrphanKilledWithin
 )
 
 // KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
@@ -197,12 +191,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("The orphaned workload keeps working at its own pace: between the first and the last crictl logs read after the DELETED event and before the kubelet is started again, its heartbeat sequence advances by at least %d and by one per %s (its --interval) of the time between the reads, less %d (a beat still being written when read, a tick lost under load); the last heartbeat is later than the DELETED event.", beatsAfterGone, sec(heartbeatInterval), missedBeats),
 			Pod:       pod, Until: "start-kubelet", MinBeats: beatsAfterGone, Interval: heartbeatInterval, MissedBeats: missedBeats,
 		}),
-		claims.NodeNotReady(rec, claims.NotReady{
-			ID: "orphan.node_not_ready",
-			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady (Ready condition not True) between %s and %s after the stop: the node lifecycle controller waits its node-monitor-grace-period of %s after it last saw the node's lease renewed (renewed every %s, so up to that much before the stop), looks every %s (once to notice the renewal, once to find the grace run out), plus %s for its update to reach the watch. Runs compare within ±%s, the range this bound allows.",
-				sec(notReadyEarliest), sec(notReadyLatest), sec(claims.NodeMonitorGracePeriod), sec(claims.NodeLeaseRenewInterval), sec(claims.NodeMonitorPeriod), sec(claims.NodeStatusAllowance), sec(notReadyLatest-notReadyEarliest)),
-			Node: node, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: notReadyLatest,
-		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
+		claims.KubeletStopNotReady(rec, "orphan.node_not_ready"),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: "orphan.container_stopped_after_kubelet_restart",
 			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running (crictl: exited or removed) between %[1]s and %[2]s after the start: the kubelet ends a pod it does not know at its first housekeeping, %[1]s after its sync loop starts, allowing %[3]s for it to start up and %[4]s for the exit to be recorded. Recorded: its exit code and whether the workload logged SIGTERM — the kubelet's cgroup cleanup (SIGKILL) and its own kill (SIGTERM first) race, and the records so far show SIGKILL winning (exit code 137, no SIGTERM). Runs compare within ±%[5]s, the range this bound allows.",

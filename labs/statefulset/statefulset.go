@@ -55,12 +55,10 @@ const (
 	// grace deadline, so "no replacement while Terminating" covers the whole
 	// grace period and a margin the kubelet would long have used up.
 	pastDeadline = 15 * time.Second
-	// Node lifecycle bounds, as lab:stuck's (internal/claims/bounds.go).
-	notReadyEarliest = claims.NodeMonitorGracePeriod - claims.NodeLeaseRenewInterval                           // 39.6 s
-	notReadyLatest   = claims.NodeMonitorGracePeriod + 2*claims.NodeMonitorPeriod + claims.NodeStatusAllowance // 65 s
-	taintedLatest    = notReadyLatest + claims.NodeMonitorPeriod                                               // 70 s
-	notReadyWithin   = 2 * notReadyLatest
-	taintWithin      = 2 * claims.NodeMonitorPeriod
+	// The lab's waits for NotReady and the unreachable taint: about twice the
+	// claims' bounds (claims.NotReadyLatest, UnreachableTaintedLatest).
+	notReadyWithin = 2 * claims.NotReadyLatest
+	taintWithin    = 2 * claims.NodeMonitorPeriod
 	// recreatedWithin: the StatefulSet controller creates a missing ordinal
 	// in the sync its informer's DELETED event triggers — no period, no
 	// backoff — so the new pod's ADDED event follows within the controller's
@@ -79,8 +77,8 @@ const (
 	// A started kubelet kills a container no pod asks for at its first
 	// housekeeping (as in lab:orphan and lab:stuck); the old writer's last
 	// write arrives before its exit.
-	killedWithin  = claims.KubeletHousekeepingPeriod + claims.KubeletStartAllowance + claims.ExitAllowance // 4.5 s
-	stoppedWithin = 30 * time.Second                                                                       // the lab's wait
+	killedWithin  = claims.OrphanKilledWithin
+	stoppedWithin = 30 * time.Second // the lab's wait
 	// aloneHold: after the kill the lab lets the new incarnation write alone
 	// this long before it reads the ledger; minAlone is what the ledger must
 	// show of it (less one write period).
@@ -199,7 +197,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 			return err
 		}
 		wctx, cancel := lab.Within(ctx, taintWithin)
-		e, err := r.Rec.WaitNode(wctx, node.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return hasTaint(e, unreachable) })
+		e, err := r.Rec.WaitNode(wctx, node.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return e.HasTaint(evidence.UnreachableTaint) })
 		cancel()
 		if err == nil {
 			r.Infof("node %s taints %v", node, e.Taints)
@@ -354,19 +352,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// unreachable is the taint the node lifecycle controller puts on a node
-// whose kubelet stopped reporting, as the record writes taints.
-const unreachable = corev1.TaintNodeUnreachable + ":" + string(corev1.TaintEffectNoExecute)
-
-func hasTaint(e evidence.NodeEvent, taint string) bool {
-	for _, t := range e.Taints {
-		if t == taint {
-			return true
-		}
-	}
-	return false
-}
-
 // ledgerService is the ledger's Service; its ClusterIP, filled in by the
 // create, is what the writers post to (no DNS: a CoreDNS replica on the
 // stopped node must not decide the experiment).
@@ -476,17 +461,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 				claims.InSeconds(grace+pastDeadline), claims.InSeconds(pastDeadline), pod),
 			Pod: pod, Delete: "delete", Until: "force-delete", MinWindow: grace + pastDeadline,
 		}),
-		claims.NodeNotReady(rec, claims.NotReady{
-			ID: "statefulset.node_not_ready",
-			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady between %s and %s after the stop: node-monitor-grace-period %s after the last lease renewal (every %s), noticed at the controller's looks every %s, plus %s for its update.",
-				claims.InSeconds(notReadyEarliest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorGracePeriod), claims.InSeconds(claims.NodeLeaseRenewInterval), claims.InSeconds(claims.NodeMonitorPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
-			Node: node, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: notReadyLatest,
-		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
-		claims.NodeTaintedWithin(rec, claims.Tainted{
-			ID:        "statefulset.node_unreachable_taint",
-			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s between %s and %s after the kubelet stop (the NotReady pass or the next, %s later); the pod tolerates it for 300 s, so the taint manager evicts nothing during the lab.", unreachable, claims.InSeconds(notReadyEarliest), claims.InSeconds(taintedLatest), claims.InSeconds(claims.NodeMonitorPeriod)),
-			Node:      node, Taint: unreachable, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: taintedLatest,
-		}),
+		claims.KubeletStopNotReady(rec, "statefulset.node_not_ready"),
+		claims.KubeletStopTainted(rec, "statefulset.node_unreachable_taint"),
 		claims.ReplacedOnAnotherNode(rec, claims.Replaced{
 			ID: "statefulset.replaced_after_force_delete",
 			Statement: fmt.Sprintf("After the force delete the original %s is DELETED within %s (grace 0, no finalizer: the API server removes it at once) and a new %s — a new UID — is ADDED within %s of that (the StatefulSet controller recreates the ordinal in the sync the DELETED event triggers, %s, plus %s for its watch event), and runs Ready on the other worker (the stopped node is tainted unreachable:NoSchedule).",

@@ -35,16 +35,10 @@ const (
 	readyWithin = 90 * time.Second
 	// grace is the pod's terminationGracePeriodSeconds (manifests/pods/stuck.yaml).
 	grace = 30 * time.Second
-	// The node lifecycle controller marks the node NotReady once it has not
-	// seen the node's lease renewed for its grace period (the same mechanism
-	// and bounds as lab:orphan's, internal/claims/bounds.go), and adds the
-	// unreachable NoExecute taint in the same pass or its next one.
-	notReadyEarliest = claims.NodeMonitorGracePeriod - claims.NodeLeaseRenewInterval                           // 39.6 s
-	notReadyLatest   = claims.NodeMonitorGracePeriod + 2*claims.NodeMonitorPeriod + claims.NodeStatusAllowance // 65 s
-	taintedLatest    = notReadyLatest + claims.NodeMonitorPeriod                                               // 70 s
 	// notReadyWithin and taintWithin bound the lab's waits: about twice the
-	// claims' bounds, so a late change is recorded and the claim says how late.
-	notReadyWithin = 2 * notReadyLatest
+	// claims' bounds (claims.NotReadyLatest, UnreachableTaintedLatest), so a
+	// late change is recorded and the claim says how late.
+	notReadyWithin = 2 * claims.NotReadyLatest
 	taintWithin    = 2 * claims.NodeMonitorPeriod
 	// pastDeadline: the object must still be there this long after its grace
 	// deadline (deletionTimestamp) — by then the kubelet would long have
@@ -58,8 +52,8 @@ const (
 	podGCWithin = podGCPeriod + claims.NodeStatusAllowance
 	// A started kubelet kills a container no pod asks for at its first
 	// housekeeping (as in lab:orphan).
-	killedWithin    = claims.KubeletHousekeepingPeriod + claims.KubeletStartAllowance + claims.ExitAllowance // 4.5 s
-	stoppedWithin   = 30 * time.Second                                                                       // the lab's wait
+	killedWithin    = claims.OrphanKilledWithin
+	stoppedWithin   = 30 * time.Second // the lab's wait
 	nodeReadyWithin = 90 * time.Second
 )
 
@@ -124,7 +118,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 			return err
 		}
 		wctx, cancel := lab.Within(ctx, taintWithin)
-		e, err := r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return hasTaint(e, unreachable) })
+		e, err := r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return e.HasTaint(evidence.UnreachableTaint) })
 		cancel()
 		if err == nil {
 			r.Infof("node %s taints %v", worker, e.Taints)
@@ -195,19 +189,6 @@ func steps(ctx context.Context, r *lab.Run) error {
 	})
 }
 
-// unreachable is the taint the node lifecycle controller puts on a node
-// whose kubelet stopped reporting, as the record writes taints.
-const unreachable = corev1.TaintNodeUnreachable + ":" + string(corev1.TaintEffectNoExecute)
-
-func hasTaint(e evidence.NodeEvent, taint string) bool {
-	for _, t := range e.Taints {
-		if t == taint {
-			return true
-		}
-	}
-	return false
-}
-
 // Claims decides lab:stuck's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	node := rec.TargetOf("stop-kubelet")
@@ -218,17 +199,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 				pod, grace, pastDeadline),
 			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline,
 		}),
-		claims.NodeNotReady(rec, claims.NotReady{
-			ID: "stuck.node_not_ready",
-			Statement: fmt.Sprintf("The node whose kubelet was stopped turns NotReady between %s and %s after the stop: node-monitor-grace-period %s after the last lease renewal (every %s), noticed at the controller's looks every %s, plus %s for its update.",
-				claims.InSeconds(notReadyEarliest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorGracePeriod), claims.InSeconds(claims.NodeLeaseRenewInterval), claims.InSeconds(claims.NodeMonitorPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
-			Node: node, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: notReadyLatest,
-		}).WithTolerance("not_ready_after_seconds", notReadyLatest-notReadyEarliest),
-		claims.NodeTaintedWithin(rec, claims.Tainted{
-			ID:        "stuck.node_unreachable_taint",
-			Statement: fmt.Sprintf("The node lifecycle controller taints the node %s between %s and %s after the kubelet stop: in the pass that marks it NotReady (%s–%s) or the next one (%s later).", unreachable, claims.InSeconds(notReadyEarliest), claims.InSeconds(taintedLatest), claims.InSeconds(notReadyEarliest), claims.InSeconds(notReadyLatest), claims.InSeconds(claims.NodeMonitorPeriod)),
-			Node:      node, Taint: unreachable, After: "stop-kubelet", NotBefore: notReadyEarliest, Within: taintedLatest,
-		}),
+		claims.KubeletStopNotReady(rec, "stuck.node_not_ready"),
+		claims.KubeletStopTainted(rec, "stuck.node_unreachable_taint"),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",
 			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
