@@ -114,6 +114,10 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
+	if why := configChanged(ctx, ns, o.ConfigPath); why != "" {
+		h.Problem = why
+		return h
+	}
 	// Always from kind: a kubeconfig left from an earlier cluster of the same
 	// name would otherwise make a healthy cluster look broken.
 	if err := writeKubeconfig(p, o); err != nil {
@@ -185,6 +189,7 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	if err != nil {
 		return err
 	}
+	ResolveMounts(cfg, filepath.Dir(o.ConfigPath))
 	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
 		return err
 	}
@@ -203,7 +208,59 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	if err != nil {
 		return fmt.Errorf("creating kind cluster %q (kind deletes a half-created cluster itself; run with TERMLAB_VERBOSE=1 for kind's log): %w", o.Name, err)
 	}
+	return recordConfigHash(ctx, p, o)
+}
+
+// ConfigHashFile is where the control-plane node keeps the ConfigHash of the
+// config it was created from: the cluster stores its own state.
+const ConfigHashFile = "/kind/termlab-config.sha256"
+
+// recordConfigHash writes the config's hash into the new cluster's control plane.
+func recordConfigHash(ctx context.Context, p *kindcluster.Provider, o Options) error {
+	sum, err := ConfigHash(o.ConfigPath)
+	if err != nil {
+		return err
+	}
+	ns, err := p.ListNodes(o.Name)
+	if err != nil {
+		return fmt.Errorf("listing nodes of cluster %q: %w", o.Name, err)
+	}
+	cps, err := nodeutils.ControlPlaneNodes(ns)
+	if err != nil || len(cps) == 0 {
+		return fmt.Errorf("cluster %q has no control-plane node to record its config hash on: %v", o.Name, err)
+	}
+	cmd := cps[0].CommandContext(ctx, "tee", ConfigHashFile)
+	cmd.SetStdin(strings.NewReader(sum + "\n"))
+	cmd.SetStdout(io.Discard)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("recording the config hash on %s: %w", cps[0], err)
+	}
 	return nil
+}
+
+// configChanged says why the cluster does not match the config at path ("" when it does):
+// reuse must not keep a cluster made from an earlier config (say, without the audit log).
+func configChanged(ctx context.Context, ns []nodes.Node, path string) string {
+	if path == "" {
+		return ""
+	}
+	want, err := ConfigHash(path)
+	if err != nil {
+		return err.Error()
+	}
+	cps, err := nodeutils.ControlPlaneNodes(ns)
+	if err != nil || len(cps) == 0 {
+		return fmt.Sprintf("no control-plane node to read its config hash from: %v", err)
+	}
+	out, err := kindexec.Output(cps[0].CommandContext(ctx, "cat", ConfigHashFile))
+	have := strings.TrimSpace(string(out))
+	switch {
+	case err != nil || have == "":
+		return fmt.Sprintf("created from an earlier kind config (no %s on %s): %s or a file it mounts changed since", ConfigHashFile, cps[0], path)
+	case have != want:
+		return fmt.Sprintf("created from another kind config (hash %.12s, %s now hashes to %.12s): it or a file it mounts changed since", have, path, want)
+	}
+	return ""
 }
 
 // writeKubeconfig writes the cluster's kubeconfig to the project-local file

@@ -1,8 +1,13 @@
 package cluster
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
@@ -55,4 +60,60 @@ func CountRoles(cfg *v1alpha4.Cluster) (controlPlanes, workers int) {
 		}
 	}
 	return
+}
+
+// ResolveMounts makes every relative extraMounts hostPath of the config
+// absolute, relative to dir (the folder of the config file), as a reader of
+// manifests/kind/cluster.yaml expects; kind itself would take it relative to
+// the working directory.
+func ResolveMounts(cfg *v1alpha4.Cluster, dir string) {
+	for i := range cfg.Nodes {
+		for j := range cfg.Nodes[i].ExtraMounts {
+			m := &cfg.Nodes[i].ExtraMounts[j]
+			if m.HostPath != "" && !filepath.IsAbs(m.HostPath) {
+				m.HostPath = filepath.Join(dir, m.HostPath)
+			}
+		}
+	}
+}
+
+// ConfigHash identifies the cluster a config file makes: a hash of the file
+// and of every file its extraMounts bring into a node (the audit policy).
+// It does not depend on the host (HostFacts), so a lab that only connects
+// computes the same hash as cluster:up. A mount that cannot be read is hashed
+// as its error, so the difference shows.
+func ConfigHash(configPath string) (string, error) {
+	base, err := os.ReadFile(configPath)
+	if err != nil {
+		return "", fmt.Errorf("reading kind config: %w", err)
+	}
+	cfg, err := RenderConfig(base, DefaultName, HostFacts{})
+	if err != nil {
+		return "", err
+	}
+	ResolveMounts(cfg, filepath.Dir(configPath))
+	h := sha256.New()
+	fmt.Fprintf(h, "cluster.yaml\x00%d\x00%s", len(base), base)
+	for _, n := range cfg.Nodes {
+		for _, m := range n.ExtraMounts {
+			var files []string
+			_ = filepath.WalkDir(m.HostPath, func(path string, d fs.DirEntry, err error) error {
+				if err != nil {
+					fmt.Fprintf(h, "\x00mount %s: %v", m.ContainerPath, err)
+					return nil
+				}
+				if !d.IsDir() {
+					files = append(files, path)
+				}
+				return nil
+			})
+			sort.Strings(files)
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				rel, _ := filepath.Rel(m.HostPath, f)
+				fmt.Fprintf(h, "\x00%s/%s\x00%d\x00%s%v", m.ContainerPath, filepath.ToSlash(rel), len(b), b, err)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

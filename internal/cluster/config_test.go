@@ -59,3 +59,46 @@ func TestRenderConfigRejectsUnknownFields(t *testing.T) {
 		t.Fatal("want error for a non-kind config")
 	}
 }
+
+// The project's config mounts the audit policy from a path relative to
+// itself, and its hash changes with the policy, not with the host.
+func TestConfigHashFollowsMountedFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "audit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(cfgPath, projectKindConfig(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	policy := filepath.Join(dir, "audit", "policy.yaml")
+	if err := os.WriteFile(policy, []byte("rules: [{level: Metadata}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h1, err := ConfigHash(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h2, _ := ConfigHash(cfgPath); h2 != h1 {
+		t.Fatalf("hash not stable: %s vs %s", h1, h2)
+	}
+	if err := os.WriteFile(policy, []byte("rules: [{level: RequestResponse}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if h3, _ := ConfigHash(cfgPath); h3 == h1 {
+		t.Fatal("a changed audit policy must change the hash")
+	}
+
+	cfg, err := RenderConfig(projectKindConfig(t), "x", HostFacts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ResolveMounts(cfg, dir)
+	m := cfg.Nodes[0].ExtraMounts
+	if len(m) != 1 || m[0].HostPath != filepath.Join(dir, "audit") || m[0].ContainerPath != "/etc/termlab/audit" {
+		t.Fatalf("control-plane mounts %+v", m)
+	}
+	if _, err := os.Stat(filepath.Join("..", "..", "manifests", "kind", "audit", "policy.yaml")); err != nil {
+		t.Fatalf("the mounted policy must exist: %v", err)
+	}
+}
