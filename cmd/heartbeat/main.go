@@ -16,7 +16,8 @@
 //
 // For lab:statefulset the same binary has two more parts (ledger.go):
 // `heartbeat ledger` serves the ledger, and a heartbeat with LEDGER_URL set
-// also posts its identity there every LEDGER_EVERY (500ms).
+// also posts its identity there every LEDGER_EVERY (500ms). For the
+// node-access pod it has `idle` and `chroot` (node.go).
 package main
 
 import (
@@ -82,6 +83,12 @@ func parseConfig(args []string, getenv func(string) string) (config, error) {
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == "ledger" {
 		os.Exit(serveLedger(os.Getenv))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "idle" {
+		os.Exit(idle())
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "chroot" {
+		os.Exit(chrootExec(os.Args[2:]))
 	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv)
 	if err != nil {

@@ -1,0 +1,456 @@
+// Package nodepod reaches a node of any cluster through a short-lived
+// privileged pod on it: the node's root filesystem mounted at /host, the
+// host's PID and network namespaces, and commands run with `kubectl exec`'s
+// API (pods/exec) inside `chroot /host`. It is the node exec seam where
+// termlab has no docker access to the node (kind's nodes.Node is the other),
+// so a node's crictl and systemctl answer the same way through both.
+//
+// Everything it creates lives in one namespace of its own, labelled with the
+// run id; Close deletes it and waits until it is gone. The pods carry an
+// activeDeadlineSeconds, so even a killed termlab leaves no process running
+// on a node for long, and the next lab run's repair deletes the namespace.
+package nodepod
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	utilexec "k8s.io/client-go/util/exec"
+	"sigs.k8s.io/kind/pkg/exec"
+)
+
+// Labels and names of what Access creates.
+const (
+	// RunIDLabel is the lab runner's run id label (internal/lab.RunIDLabel):
+	// a namespace left by a killed run is deleted by the next run's repair.
+	RunIDLabel = "termlab.dev/run-id"
+	// PurposeLabel marks the namespace and pods as node access.
+	PurposeLabel = "termlab.dev/purpose"
+	purpose      = "node-access"
+	// NamespacePrefix begins the namespace's name; the run id ends it.
+	NamespacePrefix = "termlab-node-access-"
+	container       = "node"
+	hostRoot        = "/host"
+)
+
+// Image choices. The workload image is on every node of termlab's cluster,
+// which has no registry to pull from; busybox is pulled on any other cluster.
+const (
+	// WorkloadImage is termlab's own image (cmd/heartbeat: idle and chroot).
+	WorkloadImage = "termlab.local/heartbeat:v1"
+	// PublicImage is used when the node does not have WorkloadImage.
+	PublicImage = "docker.io/library/busybox:1.37"
+)
+
+// Defaults for Options.
+const (
+	// DefaultStartTimeout bounds the wait for a node pod to run: a pod that
+	// has not started in this time on a node whose kubelet works is not going
+	// to (a busybox pull takes seconds), and on a node whose kubelet is down
+	// it never starts at all.
+	DefaultStartTimeout = 60 * time.Second
+	// DefaultLifetime is the pods' activeDeadlineSeconds: the kubelet ends a
+	// node pod after this even if termlab never comes back to delete it.
+	DefaultLifetime = 30 * time.Minute
+	// deleteTimeout bounds Close's wait for the namespace to go.
+	deleteTimeout = 2 * time.Minute
+)
+
+// Options configure an Access.
+type Options struct {
+	// RunID names the namespace and labels everything created.
+	RunID string
+	// Image overrides the choice between WorkloadImage and PublicImage.
+	Image        string
+	StartTimeout time.Duration
+	Lifetime     time.Duration
+	// Log, when set, is told about each pod started and the cleanup.
+	Log func(format string, args ...any)
+}
+
+// Access opens node pods on demand, one per node, and removes them all on Close.
+type Access struct {
+	client kubernetes.Interface
+	config *rest.Config
+	opts   Options
+
+	mu        sync.Mutex
+	nsCreated bool
+	nodes     map[string]*Node
+	failed    map[string]string
+}
+
+// New returns an Access that creates nothing until a node is asked for.
+func New(client kubernetes.Interface, config *rest.Config, opts Options) *Access {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.Lifetime <= 0 {
+		opts.Lifetime = DefaultLifetime
+	}
+	if opts.Log == nil {
+		opts.Log = func(string, ...any) {}
+	}
+	return &Access{client: client, config: config, opts: opts, nodes: map[string]*Node{}, failed: map[string]string{}}
+}
+
+// Namespace is where the node pods live.
+func (a *Access) Namespace() string { return NamespacePrefix + a.opts.RunID }
+
+// Node returns the exec seam of the named node, starting its pod the first
+// time, or why there is none (the reason is remembered: a node whose pod did
+// not start is not tried again). Its shape is the one diagnose and the lab
+// runner take for node access.
+func (a *Access) Node(ctx context.Context, name string) (*Node, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n, ok := a.nodes[name]; ok {
+		return n, ""
+	}
+	if why, ok := a.failed[name]; ok {
+		return nil, why
+	}
+	n, err := a.open(ctx, name)
+	if err != nil {
+		a.failed[name] = err.Error()
+		return nil, err.Error()
+	}
+	a.nodes[name] = n
+	return n, ""
+}
+
+func (a *Access) open(ctx context.Context, nodeName string) (*Node, error) {
+	node, err := a.client.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading node %s before starting a node pod on it: %w", nodeName, err)
+	}
+	image := a.opts.Image
+	if image == "" {
+		image = PublicImage
+		if hasImage(node, WorkloadImage) {
+			image = WorkloadImage
+		}
+	}
+	if err := a.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	pod := a.podFor(nodeName, image)
+	created, err := a.client.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("creating node pod %s/%s on %s: %w", pod.Namespace, pod.Name, nodeName, err)
+	}
+	begin := time.Now()
+	if err := a.waitRunning(ctx, created); err != nil {
+		return nil, err
+	}
+	a.opts.Log("node pod %s/%s runs on %s (image %s, started in %s)", created.Namespace, created.Name, nodeName, image, time.Since(begin).Round(100*time.Millisecond))
+	return &Node{access: a, name: nodeName, pod: created.Name, prefix: chrootPrefix(image)}, nil
+}
+
+// hasImage reports whether the node's status lists ref among its images.
+func hasImage(n *corev1.Node, ref string) bool {
+	for _, img := range n.Status.Images {
+		if slices.Contains(img.Names, ref) {
+			return true
+		}
+	}
+	return false
+}
+
+// chrootPrefix is how the image runs a command inside the node's root.
+func chrootPrefix(image string) []string {
+	if image == WorkloadImage {
+		return []string{"/heartbeat", "chroot", hostRoot}
+	}
+	return []string{"chroot", hostRoot}
+}
+
+// idleCommand is the pod's main process: it does nothing until deleted.
+func idleCommand(image string) []string {
+	if image == WorkloadImage {
+		return []string{"/heartbeat", "idle"}
+	}
+	return []string{"sleep", "2147483647"}
+}
+
+func (a *Access) ensureNamespace(ctx context.Context) error {
+	if a.nsCreated {
+		return nil
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: a.Namespace(),
+		Labels: map[string]string{
+			RunIDLabel:   a.opts.RunID,
+			PurposeLabel: purpose,
+			// The node pods are privileged by design; a cluster that enforces
+			// Pod Security on every namespace would otherwise refuse them.
+			"pod-security.kubernetes.io/enforce": "privileged",
+		},
+	}}
+	_, err := a.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s for node pods: %w", ns.Name, err)
+	}
+	a.nsCreated = true
+	return nil
+}
+
+// PodName is the node pod's name on a node (at most 63 characters).
+func PodName(nodeName string) string {
+	name := "node-" + nodeName
+	if len(name) > 63 {
+		name = strings.TrimRight(name[:63], "-.")
+	}
+	return name
+}
+
+func (a *Access) podFor(nodeName, image string) *corev1.Pod {
+	labels := map[string]string{RunIDLabel: a.opts.RunID, PurposeLabel: purpose}
+	deadline := int64(a.opts.Lifetime / time.Second)
+	zero := int64(0)
+	no := false
+	yes := true
+	hostPathDir := corev1.HostPathDirectory
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: PodName(nodeName), Namespace: a.Namespace(), Labels: labels},
+		Spec: corev1.PodSpec{
+			NodeName:      nodeName,
+			HostPID:       true,
+			HostNetwork:   true,
+			RestartPolicy: corev1.RestartPolicyNever,
+			// It must run on a tainted node too: the nodes worth looking at
+			// are the unhealthy ones.
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			ActiveDeadlineSeconds:         &deadline,
+			TerminationGracePeriodSeconds: &zero,
+			// No credentials in the pod: it only runs the node's own tools.
+			AutomountServiceAccountToken: &no,
+			EnableServiceLinks:           &no,
+			Containers: []corev1.Container{{
+				Name:            container,
+				Image:           image,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				Command:         idleCommand(image),
+				SecurityContext: &corev1.SecurityContext{Privileged: &yes},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "host", MountPath: hostRoot}},
+			}},
+			Volumes: []corev1.Volume{{Name: "host", VolumeSource: corev1.VolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: "/", Type: &hostPathDir},
+			}}},
+		},
+	}
+}
+
+// waitRunning watches the pod until its container runs, fails, or the start
+// timeout passes; the error then says what the pod last reported.
+func (a *Access) waitRunning(ctx context.Context, pod *corev1.Pod) error {
+	ctx, cancel := context.WithTimeout(ctx, a.opts.StartTimeout)
+	defer cancel()
+	last := pod
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		p, err := a.client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = p
+		switch p.Status.Phase {
+		case corev1.PodRunning:
+			return true, nil
+		case corev1.PodFailed, corev1.PodSucceeded:
+			return false, fmt.Errorf("node pod %s/%s ended (%s): %s", p.Namespace, p.Name, p.Status.Phase, podProblem(p))
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if w := s.State.Waiting; w != nil && (w.Reason == "ImagePullBackOff" || w.Reason == "ErrImageNeverPull" || w.Reason == "InvalidImageName") {
+				return false, fmt.Errorf("node pod %s/%s cannot get its image %s (%s): pass an image the node has or can pull",
+					p.Namespace, p.Name, s.Image, podProblem(p))
+			}
+		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		hint := ""
+		if len(last.Status.ContainerStatuses) == 0 {
+			hint = ": its kubelet never reported it (a node whose kubelet is down cannot start a pod)"
+		}
+		return fmt.Errorf("node pod %s/%s did not run within %s on %s (%s)%s",
+			pod.Namespace, pod.Name, a.opts.StartTimeout, pod.Spec.NodeName, podProblem(last), hint)
+	}
+	return err
+}
+
+// podProblem says what a pod that is not running reports.
+func podProblem(p *corev1.Pod) string {
+	for _, s := range p.Status.ContainerStatuses {
+		if w := s.State.Waiting; w != nil {
+			return "container waiting: " + w.Reason + " " + w.Message
+		}
+		if t := s.State.Terminated; t != nil {
+			return fmt.Sprintf("container terminated: %s, exit %d", t.Reason, t.ExitCode)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && c.Message != "" {
+			return string(c.Type) + ": " + c.Message
+		}
+	}
+	if p.Status.Phase == "" {
+		return "no status yet"
+	}
+	return "phase " + string(p.Status.Phase)
+}
+
+// Close deletes the namespace with every node pod in it and waits until it is
+// gone, so nothing is left on the cluster. It is safe to call more than once.
+func (a *Access) Close(ctx context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.nsCreated {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
+	ns := a.Namespace()
+	zero := int64(0)
+	// Pods first with no grace: the namespace then goes as soon as they do.
+	err := a.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+		metav1.ListOptions{LabelSelector: PurposeLabel + "=" + purpose})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting node pods in %s: %w", ns, err)
+	}
+	if err := a.client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting namespace %s: %w", ns, err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := a.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s still exists after %s (delete it with: kubectl delete namespace %s)", ns, deleteTimeout, ns)
+	}
+	a.nsCreated = false
+	a.nodes = map[string]*Node{}
+	a.opts.Log("node pods removed (namespace %s deleted)", ns)
+	return nil
+}
+
+// Node is one node reached through its node pod. It satisfies the node exec
+// seam (CommandContext and String), like kind's nodes.Node.
+type Node struct {
+	access *Access
+	name   string
+	pod    string
+	prefix []string
+}
+
+// String is the node's Kubernetes name.
+func (n *Node) String() string { return n.name }
+
+// Command runs name with args on the node.
+func (n *Node) Command(name string, args ...string) exec.Cmd {
+	return n.CommandContext(context.Background(), name, args...)
+}
+
+// CommandContext runs name with args on the node, inside the node's root.
+func (n *Node) CommandContext(ctx context.Context, name string, args ...string) exec.Cmd {
+	return &cmd{node: n, ctx: ctx, argv: append([]string{name}, args...)}
+}
+
+type cmd struct {
+	node   *Node
+	ctx    context.Context
+	argv   []string
+	env    []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func (c *cmd) SetEnv(env ...string) exec.Cmd { c.env = env; return c }
+func (c *cmd) SetStdin(r io.Reader) exec.Cmd { c.stdin = r; return c }
+func (c *cmd) SetStdout(w io.Writer) exec.Cmd {
+	c.stdout = w
+	return c
+}
+func (c *cmd) SetStderr(w io.Writer) exec.Cmd {
+	c.stderr = w
+	return c
+}
+
+// Run streams the command through pods/exec and returns a *exec.RunError
+// when it fails, with the captured stderr as its output, like kind's.
+func (c *cmd) Run() error {
+	argv := append([]string(nil), c.node.prefix...)
+	if len(c.env) > 0 {
+		argv = append(append(append(argv, "env"), c.env...), c.argv...)
+	} else {
+		argv = append(argv, c.argv...)
+	}
+	a := c.node.access
+	req := a.client.CoreV1().RESTClient().Post().
+		Resource("pods").Namespace(a.Namespace()).Name(c.node.pod).SubResource("exec").
+		VersionedParams(&corev1.PodExecOptions{
+			Container: container,
+			Command:   argv,
+			Stdin:     c.stdin != nil,
+			Stdout:    true,
+			Stderr:    true,
+		}, scheme.ParameterCodec)
+	exe, err := executor(a.config, req.URL())
+	if err != nil {
+		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s through pod %s: %w", c.node.name, c.node.pod, err)}
+	}
+	var stderr bytes.Buffer
+	stdout := c.stdout
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	errw := io.Writer(&stderr)
+	if c.stderr != nil {
+		errw = io.MultiWriter(&stderr, c.stderr)
+	}
+	err = exe.StreamWithContext(c.ctx, remotecommand.StreamOptions{Stdin: c.stdin, Stdout: stdout, Stderr: errw})
+	if err == nil {
+		return nil
+	}
+	var exit utilexec.CodeExitError
+	if errors.As(err, &exit) {
+		err = fmt.Errorf("exit status %d", exit.Code)
+	} else {
+		err = fmt.Errorf("on node %s through pod %s/%s: %w", c.node.name, a.Namespace(), c.node.pod, err)
+	}
+	return &exec.RunError{Command: c.argv, Output: stderr.Bytes(), Inner: err}
+}
+
+// executor speaks WebSocket to the API server, falling back to SPDY where
+// the server does not upgrade (kubectl exec does the same).
+func executor(config *rest.Config, u *url.URL) (remotecommand.Executor, error) {
+	ws, err := remotecommand.NewWebSocketExecutor(config, http.MethodGet, u.String())
+	if err != nil {
+		return nil, err
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(config, http.MethodPost, u)
+	if err != nil {
+		return nil, err
+	}
+	return remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+}
