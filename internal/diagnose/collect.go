@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/kind/pkg/exec"
 
@@ -24,15 +25,25 @@ import (
 // Source is where Collect reads from.
 type Source struct {
 	Client kubernetes.Interface
+	// Dynamic reads resources of any type (a namespace's leftovers); nil
+	// when only pods are diagnosed.
+	Dynamic dynamic.Interface
 	// Node gives the exec seam of a node by its Kubernetes name (kind's
-	// nodes.Node satisfies kubelet.Node), or why none is available: then
-	// the node checks say "not checked" with that reason. Nil: no access.
-	Node func(name string) (kubelet.Node, string)
+	// nodes.Node and nodepod's Node satisfy kubelet.Node), or why none is
+	// available: then the node checks say "not checked" with that reason.
+	// Nil: no access.
+	Node NodeAccess
+	// Nodes lists the nodes Node can reach, for a pod that is gone and whose
+	// node no event names; nil when unknown.
+	Nodes func(ctx context.Context) []string
 }
 
+// NodeAccess is the node exec seam by node name, or why there is none.
+type NodeAccess func(ctx context.Context, name string) (kubelet.Node, string)
+
 // NoNodeAccess is Source.Node without node access.
-func NoNodeAccess(reason string) func(string) (kubelet.Node, string) {
-	return func(string) (kubelet.Node, string) { return nil, reason }
+func NoNodeAccess(reason string) NodeAccess {
+	return func(context.Context, string) (kubelet.Node, string) { return nil, reason }
 }
 
 // callTimeout bounds each API call and node command.
@@ -104,7 +115,7 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 		nodeFor = NoNodeAccess("no node access was given")
 	}
 	if n := pod.Spec.NodeName; n != "" {
-		node, why := nodeFor(n)
+		node, why := nodeFor(ctx, n)
 		if node == nil {
 			c.Kubelet.NotChecked = why
 		} else {

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -73,8 +74,8 @@ func DiagnoseSource(log *progress.Logger, kubeconfig string, nodeAccess *bool) (
 
 // KindNodeAccess gives diagnose the kind node containers by node name; any
 // other node (a kwok fake node, a machine) is "not checked".
-func KindNodeAccess(byName map[string]nodes.Node) func(string) (kubelet.Node, string) {
-	return func(name string) (kubelet.Node, string) {
+func KindNodeAccess(byName map[string]nodes.Node) diagnose.NodeAccess {
+	return func(_ context.Context, name string) (kubelet.Node, string) {
 		if n, ok := byName[name]; ok {
 			return n, ""
 		}
