@@ -190,7 +190,13 @@ func builtinFinalizer(f string) bool {
 // pod or a leader Lease named after the manager that added it. A heuristic,
 // and the finding says what it rests on.
 func findController(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod, finalizer string, at time.Time) ControllerCheck {
-	cc := ControllerCheck{Manager: FinalizerManager(pod, finalizer), Present: Unknown}
+	return controllerFor(ctx, client, FinalizerManager(pod, finalizer), finalizer, at)
+}
+
+// controllerFor is findController for any object: manager is the
+// managedFields manager that added the finalizer (ManagerOf), "" if none.
+func controllerFor(ctx context.Context, client kubernetes.Interface, manager, finalizer string, at time.Time) ControllerCheck {
+	cc := ControllerCheck{Manager: manager, Present: Unknown}
 	if builtinFinalizer(finalizer) {
 		l, err := client.CoordinationV1().Leases("kube-system").Get(ctx, "kube-controller-manager", metav1.GetOptions{})
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Collected is everything Decide reads: raw API objects as the server
@@ -299,9 +300,15 @@ func (d *decider) finalizers() {
 // FinalizerManager is the managedFields manager whose fieldsV1 owns the
 // finalizer ("" if none does).
 func FinalizerManager(p *corev1.Pod, finalizer string) string {
+	return ManagerOf(p.ManagedFields, finalizer)
+}
+
+// ManagerOf is the manager among managedFields whose fieldsV1 owns the
+// finalizer ("" if none does); it works on any object's metadata.
+func ManagerOf(managedFields []metav1.ManagedFieldsEntry, finalizer string) string {
 	// fieldsV1 lists a set member as the JSON key "v:\"<value>\"".
 	needle := `v:\"` + finalizer + `\"`
-	for _, mf := range p.ManagedFields {
+	for _, mf := range managedFields {
 		if mf.FieldsV1 != nil && strings.Contains(string(mf.FieldsV1.Raw), needle) {
 			return mf.Manager
 		}
