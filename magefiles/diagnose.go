@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/progress"
@@ -17,10 +18,12 @@ import (
 // Diagnose says, read-only, why a pod is still there: -pod=<ns>/<name> [-kubeconfig=<path>] [-nodeaccess]; writes results/diagnose/.
 //
 // Without -kubeconfig it reads termlab's cluster and checks the node
-// through kind (docker exec) unless -nodeaccess=false. With -kubeconfig node
-// checks need -nodeaccess and work on kind node containers only. (mage
-// names a flag after the Go parameter, lowercased: hence -nodeaccess.)
-func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *bool) error {
+// through kind (docker exec) unless -nodeaccess=false. With -kubeconfig it
+// needs nothing but that file: node checks then say "not checked" unless
+// -nodeaccess, which starts a short-lived privileged pod on each node it
+// asks (removed before it returns). (mage names a flag after the Go
+// parameter, lowercased: hence -nodeaccess.)
+func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *bool) (err error) {
 	if pod == nil {
 		return errors.New("diagnose needs -pod=<namespace>/<name>")
 	}
@@ -33,10 +36,18 @@ func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *
 	if kubeconfig != nil {
 		kc = *kubeconfig
 	}
-	src, err := stack.DiagnoseSource(log, kc, nodeAccess)
+	src, cleanup, err := stack.DiagnoseSource(ctx, log, kc, nodeAccess)
 	if err != nil {
 		return err
 	}
+	// The node pods go even after Ctrl-C, hence a context of its own.
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if cerr := cleanup(cctx); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 	root, err := project.Root()
 	if err != nil {
 		return err

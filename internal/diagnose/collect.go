@@ -56,7 +56,7 @@ const callTimeout = 15 * time.Second
 // the pod itself cannot be read; anything else missing becomes a finding.
 func Collect(ctx context.Context, src Source, namespace, name string) (Collected, Raw, error) {
 	raw := Raw{}
-	c := Collected{Controllers: map[string]ControllerCheck{}}
+	c := Collected{Namespace: namespace, Name: name, Controllers: map[string]ControllerCheck{}}
 	call := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, callTimeout) }
 
 	cctx, cancel := call()
@@ -64,6 +64,7 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 	cancel()
 	c.At = time.Now().UTC()
 	if apierrors.IsNotFound(err) {
+		c.Gone = collectGone(ctx, src, namespace, name, raw)
 		return c, raw, nil
 	}
 	if err != nil {

@@ -25,6 +25,10 @@ import (
 type Collected struct {
 	// At is when the evidence was read; ages and deadlines count from it.
 	At time.Time
+	// Namespace and Name are the pod asked about.
+	Namespace, Name string
+	// Gone is the search for what is left of a pod that does not exist.
+	Gone *GoneCheck
 	// Pod is the pod; nil when it does not exist.
 	Pod *corev1.Pod
 	// Node and Lease are the pod's node and its kube-node-lease Lease; nil
@@ -210,7 +214,7 @@ func (d *decider) add(f Finding) { d.findings = append(d.findings, f) }
 func (d *decider) decide() Report {
 	c := d.c
 	if c.Pod == nil {
-		return Report{At: c.At, Answer: "The pod does not exist: there is nothing left to delete in the API. (A container it had may still run on its node; diagnose needs the pod to know which.)"}
+		return decideGone(c, c.Namespace, c.Name)
 	}
 	pod := c.Pod
 	r := Report{Pod: pod.Namespace + "/" + pod.Name, Node: pod.Spec.NodeName, At: c.At}

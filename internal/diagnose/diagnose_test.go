@@ -378,14 +378,6 @@ func TestNodeChecksNotCheckedWithoutAccess(t *testing.T) {
 	})
 }
 
-func TestPodGone(t *testing.T) {
-	r := Decide(Collected{At: now})
-	contains(t, "the answer", r.Answer, "does not exist")
-	if len(r.Findings) != 0 {
-		t.Errorf("findings for a missing pod: %+v", r.Findings)
-	}
-}
-
 func TestWriteDropsCredentials(t *testing.T) {
 	dir := t.TempDir()
 	r := Decide(stuck())

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -12,6 +14,8 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 )
@@ -19,32 +23,38 @@ import (
 // NeedsNodeAccess is why node checks are skipped on a cluster that is not termlab's.
 const NeedsNodeAccess = "needs -nodeaccess"
 
-// DiagnoseSource is where `diagnose` reads from: termlab's cluster when
-// kubeconfig is "" (node checks through kind's docker exec unless
-// nodeAccess is false), any cluster otherwise (node checks only with
-// nodeAccess, and only on nodes that are kind node containers on this Docker
-// engine). It never checks the cluster's health: a diagnosis is wanted most
-// when a node is NotReady.
-func DiagnoseSource(log *progress.Logger, kubeconfig string, nodeAccess *bool) (diagnose.Source, error) {
+// DiagnoseSource is where `diagnose` reads from, and the cleanup to run when
+// it is done (always: it removes the node pods). Termlab's own cluster when
+// kubeconfig is "": node checks through kind's docker exec unless nodeAccess
+// is false. Any cluster otherwise, reached through the kubeconfig alone: node
+// checks only with nodeAccess, through a short-lived privileged pod on each
+// node asked about (internal/nodepod). It never checks the cluster's health:
+// a diagnosis is wanted most when a node is NotReady.
+func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string, nodeAccess *bool) (diagnose.Source, func(context.Context) error, error) {
+	noCleanup := func(context.Context) error { return nil }
 	own := kubeconfig == ""
 	if own {
 		root, err := project.Root()
 		if err != nil {
-			return diagnose.Source{}, err
+			return diagnose.Source{}, noCleanup, err
 		}
 		kubeconfig = project.KubeconfigPath(root)
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return diagnose.Source{}, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		return diagnose.Source{}, noCleanup, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 	}
 	cfg.Timeout = 20 * time.Second
 	cfg.UserAgent = "termlab-diagnose"
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return diagnose.Source{}, fmt.Errorf("building a client from %s: %w", kubeconfig, err)
+		return diagnose.Source{}, noCleanup, fmt.Errorf("building a client from %s: %w", kubeconfig, err)
 	}
-	src := diagnose.Source{Client: client, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return diagnose.Source{}, noCleanup, fmt.Errorf("building a dynamic client from %s: %w", kubeconfig, err)
+	}
+	src := diagnose.Source{Client: client, Dynamic: dyn, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}
 	access := own
 	if nodeAccess != nil {
 		access = *nodeAccess
@@ -53,23 +63,54 @@ func DiagnoseSource(log *progress.Logger, kubeconfig string, nodeAccess *bool) (
 		if own {
 			src.Node = diagnose.NoNodeAccess("node access was turned off (-nodeaccess=false)")
 		}
-		return src, nil
+		return src, noCleanup, nil
 	}
-	var byName map[string]nodes.Node
-	if own {
-		ns, err := cluster.ExistingNodes(log, cluster.DefaultName)
-		if err != nil {
-			return diagnose.Source{}, err
+	if !own {
+		pods := nodepod.New(client, cfg, nodepod.Options{
+			RunID: "diagnose-" + lab.NewRunID(time.Now()),
+			Log:   func(format string, args ...any) { log.Infof(format, args...) },
+		})
+		src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
+			done := log.Step("starting a node pod on " + name)
+			n, why := pods.Node(ctx, name)
+			if n == nil {
+				done(fmt.Errorf("%s", why))
+				return nil, why
+			}
+			done(nil)
+			return n, ""
 		}
-		byName = map[string]nodes.Node{}
-		for _, n := range ns {
-			byName[n.String()] = n
-		}
-	} else if byName, err = cluster.KindNodes(log); err != nil {
-		return diagnose.Source{}, err
+		src.Nodes = func(ctx context.Context) []string { return realNodes(ctx, client) }
+		return src, pods.Close, nil
+	}
+	ns, err := cluster.ExistingNodes(log, cluster.DefaultName)
+	if err != nil {
+		return diagnose.Source{}, noCleanup, err
+	}
+	byName := map[string]nodes.Node{}
+	var names []string
+	for _, n := range ns {
+		byName[n.String()] = n
+		names = append(names, n.String())
 	}
 	src.Node = KindNodeAccess(byName)
-	return src, nil
+	src.Nodes = func(context.Context) []string { return names }
+	return src, noCleanup, nil
+}
+
+// realNodes are the cluster's nodes that run a kubelet (not kwok's fake ones).
+func realNodes(ctx context.Context, client kubernetes.Interface) []string {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, n := range list.Items {
+		if n.Annotations["kwok.x-k8s.io/node"] != "fake" {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // KindNodeAccess gives diagnose the kind node containers by node name; any

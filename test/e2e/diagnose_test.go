@@ -9,69 +9,131 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/nodepod"
+	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/labs"
 	"github.com/termlab/termlab/labs/finalizer"
 )
 
-// diagnoseWithin bounds one diagnosis: a handful of GETs and node commands.
-const diagnoseWithin = 30 * time.Second
+// diagnoseWithin bounds one diagnosis: a handful of GETs and node commands,
+// plus a node pod's start where one is used.
+const diagnoseWithin = 2 * time.Minute
 
-// TestDiagnoseAtLabsStuckMoments runs lab:finalizer and lab:stuck and, at
-// the moment each one's pod is stuck, diagnoses that pod from the lab's
-// event hook (the lab waits while the hook runs). The answers must name what
-// holds the pod, and the labs must still pass: diagnose changes nothing.
+// access is one way diagnose reaches the cluster.
+type access struct {
+	name string
+	// kubeconfig: reached through the kubeconfig file alone, as any cluster
+	// would be (no docker); otherwise termlab's own cluster through kind.
+	kubeconfig, nodeAccess bool
+}
+
+var (
+	throughKind     = access{name: "kind"}
+	throughNodePod  = access{name: "kubeconfig+nodeaccess", kubeconfig: true, nodeAccess: true}
+	throughAPIAlone = access{name: "kubeconfig", kubeconfig: true}
+)
+
+// diagnosis is one diagnose run at a lab's stuck moment.
+type diagnosis struct {
+	access access
+	res    *diagnose.Result
+	err    error
+	took   time.Duration
+}
+
+// TestDiagnoseAtLabsStuckMoments runs lab:finalizer, lab:stuck and
+// lab:orphan and, at the moment each one's pod is stuck, diagnoses that pod
+// from the lab's event hook (the lab waits while the hook runs), through each
+// way of reaching the cluster that works at that moment. The answers must
+// name what holds the pod (or, for the orphan, what is left of it), and the
+// labs must still pass: diagnose changes nothing and leaves nothing behind.
 func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 	env := connect(t)
 	root, err := project.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]nodes.Node{env.ControlPlane.String(): env.ControlPlane}
-	for _, w := range env.Workers {
-		byName[w.String()] = w
-	}
-	src := diagnose.Source{Client: env.Client, Node: stack.KindNodeAccess(byName)}
 	if len(env.Workers) < 2 {
 		t.Fatalf("the cluster has %d real workers; lab:stuck needs two", len(env.Workers))
 	}
 	worker2 := env.Workers[1].String()
+	kubeconfig := env.KubeconfigPath
 
 	for _, tc := range []struct {
 		lab, afterStep, pod string
-		answer              []string
-		check               func(t *testing.T, r diagnose.Report)
+		// through lists the ways to diagnose; a node pod cannot start on a
+		// node whose kubelet is stopped, so those labs use kind and the API alone.
+		through []access
+		answer  map[access][]string
+		check   func(t *testing.T, a access, r diagnose.Report)
 	}{
 		{
 			lab: "finalizer", afterStep: "kubelet: force delete", pod: "held",
-			answer: []string{"held by finalizer " + finalizer.Finalizer, "whose controller is not running", "already exited", "would be accepted"},
-			check: func(t *testing.T, r diagnose.Report) {
+			through: []access{throughKind, throughNodePod, throughAPIAlone},
+			answer: map[access][]string{
+				throughKind:     {"held by finalizer " + finalizer.Finalizer, "whose controller is not running", "already exited", "would be accepted"},
+				throughNodePod:  {"held by finalizer " + finalizer.Finalizer, "whose controller is not running", "already exited", "would be accepted"},
+				throughAPIAlone: {"held by finalizer " + finalizer.Finalizer, "Whether the container (heartbeat) still runs was not checked"},
+			},
+			check: func(t *testing.T, a access, r diagnose.Report) {
 				f, ok := r.Finding(diagnose.FindFinalizer(finalizer.Finalizer))
 				if !ok || !strings.Contains(f.Text, "added by ") {
 					t.Errorf("the finalizer finding does not name who added it: %+v", f)
 				}
-				if f, _ := r.Finding(diagnose.FindKubelet); f.Verdict != "active" {
-					t.Errorf("kubelet finding %+v, want active", f)
+				k, _ := r.Finding(diagnose.FindKubelet)
+				switch {
+				case a.nodeAccess || a == throughKind:
+					if k.Verdict != "active" {
+						t.Errorf("kubelet finding %+v, want active", k)
+					}
+				case k.Level != diagnose.NotChecked || !strings.Contains(k.Text, "needs -nodeaccess"):
+					t.Errorf("without node access the kubelet finding is %+v; want not checked, needs -nodeaccess", k)
 				}
 			},
 		},
 		{
 			lab: "stuck", afterStep: "ordinary delete of stuck", pod: "stuck",
-			answer: []string{"kubelet on " + worker2 + " is not running", "NotReady", "cannot finish", "still running"},
-			check: func(t *testing.T, r diagnose.Report) {
-				for id, want := range map[string]string{
-					diagnose.FindDeletion: "requested", diagnose.FindKubelet: "inactive", diagnose.FindNodeReady: "NotReady",
-					diagnose.FindNodeTaints: "unreachable", diagnose.FindNodeLease: "stale",
-				} {
-					if f, _ := r.Finding(id); f.Verdict != want {
-						t.Errorf("%s: %+v, want %s", id, f, want)
+			through: []access{throughKind, throughAPIAlone},
+			answer: map[access][]string{
+				throughKind:     {"kubelet on " + worker2 + " is not running", "NotReady", "cannot finish", "still running"},
+				throughAPIAlone: {"Node " + worker2 + " is NotReady", "was not checked"},
+			},
+			check: func(t *testing.T, a access, r diagnose.Report) {
+				want := map[string]string{diagnose.FindDeletion: "requested", diagnose.FindNodeReady: "NotReady",
+					diagnose.FindNodeTaints: "unreachable", diagnose.FindNodeLease: "stale"}
+				if a == throughKind {
+					want[diagnose.FindKubelet] = "inactive"
+				}
+				for id, v := range want {
+					if f, _ := r.Finding(id); f.Verdict != v {
+						t.Errorf("%s: %+v, want %s", id, f, v)
 					}
+				}
+			},
+		},
+		{
+			lab: "orphan", afterStep: "force delete: the object goes", pod: "orphan-process",
+			through: []access{throughKind, throughAPIAlone},
+			answer: map[access][]string{
+				throughKind:     {"does not exist in the API", "Its container still runs", "heartbeat", "on " + worker2, "kubelet on " + worker2 + " is not running"},
+				throughAPIAlone: {"does not exist in the API", "was not checked on " + worker2},
+			},
+			check: func(t *testing.T, a access, r diagnose.Report) {
+				f, ok := r.Finding(diagnose.FindLeftover(worker2))
+				switch {
+				case !ok:
+					t.Errorf("no finding about what %s still has of the pod: %+v", worker2, r.Findings)
+				case a == throughKind && f.Verdict != "running":
+					t.Errorf("leftover finding %+v, want running", f)
+				case a != throughKind && f.Level != diagnose.NotChecked:
+					t.Errorf("leftover finding %+v, want not checked", f)
 				}
 			},
 		},
@@ -81,21 +143,37 @@ func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 			if !ok {
 				t.Fatalf("no lab %q", tc.lab)
 			}
-			var res *diagnose.Result
-			var derr error
+			var runs []diagnosis
 			var finalizersAfter []string
+			var cleanups []func(context.Context) error
 			hook := func(e lab.Event) {
-				if res != nil || derr != nil || e.Kind != lab.StepFinished || !strings.HasPrefix(e.Step, tc.afterStep) {
+				if runs != nil || e.Kind != lab.StepFinished || !strings.HasPrefix(e.Step, tc.afterStep) {
 					return
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), diagnoseWithin)
 				defer cancel()
-				r, err := diagnose.Run(ctx, src, e.Namespace, tc.pod, project.ResultsDir(root))
-				if err != nil {
-					derr = err
-					return
+				for _, a := range tc.through {
+					d := diagnosis{access: a}
+					kc := ""
+					if a.kubeconfig {
+						kc = kubeconfig
+					}
+					na := a.nodeAccess || a == throughKind
+					src, cleanup, err := stack.DiagnoseSource(ctx, progress.Default(), kc, &na)
+					if err != nil {
+						d.err = err
+						runs = append(runs, d)
+						continue
+					}
+					cleanups = append(cleanups, cleanup)
+					begin := time.Now()
+					r, err := diagnose.Run(ctx, src, e.Namespace, tc.pod, project.ResultsDir(root))
+					d.took, d.err = time.Since(begin), err
+					if err == nil {
+						d.res = &r
+					}
+					runs = append(runs, d)
 				}
-				res = &r
 				// The dry run must have left the finalizers where they were.
 				if p, err := env.Client.CoreV1().Pods(e.Namespace).Get(ctx, tc.pod, metav1.GetOptions{}); err == nil {
 					finalizersAfter = p.Finalizers
@@ -104,6 +182,11 @@ func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 			defer cancel()
 			s, err := lab.Execute(ctx, env, def, lab.Options{Events: hook})
+			for _, c := range cleanups {
+				if cerr := c(context.Background()); cerr != nil {
+					t.Errorf("removing diagnose's node pods: %v", cerr)
+				}
+			}
 			if err != nil {
 				t.Fatalf("%s: %v", def.Title(), err)
 			}
@@ -112,32 +195,47 @@ func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 					t.Errorf("claim %s failed with diagnose at its stuck moment: %s", c.ID, c.Reason)
 				}
 			}
-			if derr != nil {
-				t.Fatalf("diagnose at the stuck moment: %v", derr)
-			}
-			if res == nil {
+			if runs == nil {
 				t.Fatalf("no step starting with %q finished: diagnose never ran", tc.afterStep)
 			}
-			answer := res.Summary.Answer
-			t.Logf("diagnose %s in %s: %s\n%s", tc.pod, res.Took.Round(time.Millisecond), res.Dir, answer)
-			for _, w := range tc.answer {
-				if !strings.Contains(answer, w) {
-					t.Errorf("the answer lacks %q:\n%s", w, answer)
+			for _, d := range runs {
+				if d.err != nil {
+					t.Errorf("diagnose through %s at the stuck moment: %v", d.access.name, d.err)
+					continue
+				}
+				answer := d.res.Summary.Answer
+				t.Logf("diagnose %s through %s in %s: %s\n%s", tc.pod, d.access.name, d.took.Round(time.Millisecond), d.res.Dir, answer)
+				for _, w := range tc.answer[d.access] {
+					if !strings.Contains(answer, w) {
+						t.Errorf("through %s the answer lacks %q:\n%s", d.access.name, w, answer)
+					}
+				}
+				tc.check(t, d.access, d.res.Summary.Report)
+				if leaks, err := credscan.Dir(d.res.Dir); err != nil || len(leaks) > 0 {
+					t.Errorf("the diagnosis folder holds credentials %v (%v)", leaks, err)
+				}
+				if len(d.res.Summary.Dropped) > 0 {
+					t.Logf("left out: %v", d.res.Summary.Dropped)
 				}
 			}
-			tc.check(t, res.Summary.Report)
 			if tc.lab == "finalizer" && (len(finalizersAfter) != 1 || finalizersAfter[0] != finalizer.Finalizer) {
 				t.Errorf("after diagnose the pod's finalizers are %v, want [%s]: the dry run changed something", finalizersAfter, finalizer.Finalizer)
 			}
-			if leaks, err := credscan.Dir(res.Dir); err != nil || len(leaks) > 0 {
-				t.Errorf("the diagnosis folder holds credentials %v (%v)", leaks, err)
-			}
-			if len(res.Summary.Dropped) > 0 {
-				t.Logf("left out: %v", res.Summary.Dropped)
-			}
-			if res.Took > 10*time.Second {
-				t.Errorf("diagnose took %s", res.Took)
-			}
+			assertNoNodePods(t, env.Client)
 		})
+	}
+}
+
+// assertNoNodePods fails when a node-access namespace is left on the cluster.
+func assertNoNodePods(t *testing.T, client kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: nodepod.PurposeLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range list.Items {
+		t.Errorf("namespace %s (node pods) is left on the cluster", ns.Name)
 	}
 }

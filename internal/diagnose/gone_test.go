@@ -1,0 +1,101 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// psOutput is `crictl ps -a -o json` as crictl 1.37 prints it: one running
+// container of the force-deleted pod (trimmed to the fields read).
+const psOutput = `{
+  "containers": [
+    {
+      "id": "5e1f0c8a9b7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f",
+      "podSandboxId": "aa11",
+      "metadata": {"name": "heartbeat", "attempt": 0},
+      "state": "CONTAINER_RUNNING",
+      "createdAt": "1796285100123456789",
+      "labels": {"io.kubernetes.container.name": "heartbeat", "io.kubernetes.pod.name": "orphan", "io.kubernetes.pod.namespace": "ns", "io.kubernetes.pod.uid": "uid-old"}
+    }
+  ]
+}`
+
+// forceDeleted is a pod that is gone while crictl on its node (named by the
+// Scheduled event) lists its container running and the kubelet inactive.
+func forceDeleted(t *testing.T) Collected {
+	t.Helper()
+	list, err := ParsePs([]byte(psOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := corev1.Event{
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "orphan", UID: "uid-old"},
+		Reason:         "Scheduled", Message: "Successfully assigned ns/orphan to " + nodeName,
+		LastTimestamp: metav1.NewTime(now.Add(-2 * time.Minute)),
+	}
+	return Collected{At: now, Namespace: "ns", Name: "orphan", Gone: &GoneCheck{
+		Events: []corev1.Event{scheduled},
+		Searched: []NodeSearch{{Node: nodeName, Why: "named by the Scheduled event of pod UID uid-old",
+			NodeCheck:  NodeCheck{Command: "crictl ps", Output: "1 containers"},
+			Containers: list,
+			Kubelet:    NodeCheck{Command: "systemctl is-active kubelet", Output: "inactive"},
+		}},
+	}}
+}
+
+func TestParsePs(t *testing.T) {
+	list, err := ParsePs([]byte(psOutput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Name != "heartbeat" || list[0].PodUID != "uid-old" || list[0].State != ContainerRunning ||
+		list[0].CreatedAt.UnixNano() != 1796285100123456789 {
+		t.Fatalf("parsed %+v", list)
+	}
+	if _, err := ParsePs([]byte("level=fatal msg=\"connect: no such file\"")); err == nil {
+		t.Error("crictl's error text parsed as a container list")
+	}
+}
+
+func TestGonePodContainerStillRuns(t *testing.T) {
+	r := Decide(forceDeleted(t))
+	contains(t, "the answer", r.Answer, "does not exist in the API", "still runs", "heartbeat (5e1f0c8a9b7d6", "on "+nodeName, "kubelet on "+nodeName+" is not running")
+	f := mustFind(t, r, FindLeftover(nodeName))
+	if f.Level != Blocking || f.Verdict != "running" {
+		t.Errorf("leftover finding %+v, want blocking running", f)
+	}
+	contains(t, "the advice", r.Advice[0], "start the kubelet on "+nodeName)
+}
+
+// The same search with the container exited contradicts "still runs".
+func TestGonePodContainerExitedContradicts(t *testing.T) {
+	c := forceDeleted(t)
+	c.Gone.Searched[0].Containers[0].State = ContainerExited
+	c.Gone.Searched[0].Kubelet.Output = "active"
+	r := Decide(c)
+	lacks(t, "the answer", r.Answer, "still runs")
+	if f := mustFind(t, r, FindLeftover(nodeName)); f.Verdict != "exited" || f.Level != Info {
+		t.Errorf("leftover finding %+v, want info exited", f)
+	}
+	c.Gone.Searched[0].Containers = nil
+	r = Decide(c)
+	contains(t, "the answer", r.Answer, "No container of it runs on "+nodeName)
+}
+
+// Without node access the answer must not say the process is gone.
+func TestGonePodNotCheckedWithoutAccess(t *testing.T) {
+	c := forceDeleted(t)
+	c.Gone.Searched[0] = NodeSearch{Node: nodeName, Why: "named by the Scheduled event", NodeCheck: NodeCheck{NotChecked: "needs -nodeaccess"}}
+	r := Decide(c)
+	contains(t, "the answer", r.Answer, "was not checked on "+nodeName, "needs -nodeaccess")
+	lacks(t, "the answer", r.Answer, "No container", "Its container still runs")
+	if f := mustFind(t, r, FindLeftover(nodeName)); f.Level != NotChecked {
+		t.Errorf("leftover finding %+v, want not-checked", f)
+	}
+	c.Gone = nil
+	r = Decide(c)
+	contains(t, "the answer", r.Answer, "does not exist", "was not checked")
+}
