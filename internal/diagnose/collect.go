@@ -108,6 +108,7 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 		cancel()
 	}
 	c.DryRun = dryRunRemoveFinalizers(ctx, src.Client, pod)
+	c.Volumes = collectVolumes(ctx, src, pod, raw)
 	raw.put(DryRunFile, c.DryRun)
 
 	c.Kubelet.NotChecked = "the pod is not scheduled"

@@ -44,6 +44,8 @@ type Collected struct {
 	DryRun DryRun
 	// Kubelet is `systemctl is-active kubelet` on the pod's node.
 	Kubelet NodeCheck
+	// Volumes are the pod's persistent volumes and their attachments.
+	Volumes Volumes
 	// Containers are crictl's word on each container of the pod's status.
 	Containers []ContainerCheck
 }
@@ -224,6 +226,7 @@ func (d *decider) decide() Report {
 	d.containers()
 	d.termination()
 	d.dryRun()
+	d.volumes()
 	r.Findings = d.findings
 	r.Answer = d.answer()
 	r.Advice = d.advice()

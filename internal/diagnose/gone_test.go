@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -98,4 +99,29 @@ func TestGonePodNotCheckedWithoutAccess(t *testing.T) {
 	c.Gone = nil
 	r = Decide(c)
 	contains(t, "the answer", r.Answer, "does not exist", "was not checked")
+}
+
+// A terminating pod's volume still attached to its node is a warning; the
+// same attachment detached contradicts it.
+func TestVolumeStillAttached(t *testing.T) {
+	c := terminating()
+	pv := "pv-data"
+	c.Volumes = Volumes{PVs: map[string]string{"data": pv}, Attachments: []storagev1.VolumeAttachment{{
+		ObjectMeta: metav1.ObjectMeta{Name: "csi-123"},
+		Spec:       storagev1.VolumeAttachmentSpec{Attacher: "csi.example.com", NodeName: nodeName, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv}},
+		Status:     storagev1.VolumeAttachmentStatus{Attached: true},
+	}}}
+	f := mustFind(t, Decide(c), FindVolumes)
+	if f.Level != Warning || f.Verdict != "attached" {
+		t.Errorf("volume finding %+v, want warning attached", f)
+	}
+	contains(t, "the finding", f.Text, "pv-data", "csi-123", nodeName)
+	c.Volumes.Attachments[0].Status.Attached = false
+	if f := mustFind(t, Decide(c), FindVolumes); f.Verdict != "detached" {
+		t.Errorf("a detached volume gave %+v", f)
+	}
+	c.Volumes = Volumes{}
+	if _, ok := Decide(c).Finding(FindVolumes); ok {
+		t.Error("a pod without claims got a volume finding")
+	}
 }
