@@ -11,8 +11,10 @@ import (
 // Result is one diagnosis: the written summary, its folder and how long it took.
 type Result struct {
 	Summary Summary
-	Dir     string
-	Took    time.Duration
+	// Namespace is the whole summary of a namespace diagnosis (RunNamespace); nil for a pod.
+	Namespace *NamespaceSummary
+	Dir       string
+	Took      time.Duration
 }
 
 // ParsePod splits "<namespace>/<name>".

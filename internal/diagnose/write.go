@@ -39,37 +39,51 @@ func FolderName(at time.Time, namespace, pod string) string {
 // is never written, and the report says so.
 func Write(dir string, r Report, raw Raw) (Summary, error) {
 	s := Summary{Report: r}
-	files := map[string][]byte{}
-	for name, b := range raw {
-		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
-			s.Dropped = append(s.Dropped, fmt.Sprintf("%s (%s)", name, leaks[0].Pattern))
-			continue
-		}
-		files[name] = b
-	}
-	sort.Strings(s.Dropped)
+	files, dropped := scanRaw(raw)
+	s.Dropped = dropped
 	sum, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return s, fmt.Errorf("encoding %s: %w", SummaryFile, err)
 	}
-	md := []byte(Markdown(s))
-	for name, b := range map[string][]byte{SummaryFile: append(sum, '\n'), MarkdownFile: md} {
+	return s, writeFiles(dir, files, map[string][]byte{SummaryFile: append(sum, '\n'), MarkdownFile: []byte(Markdown(s))})
+}
+
+// scanRaw keeps the raw files that pass the credential scan and names the
+// ones that do not (with the pattern they tripped), sorted.
+func scanRaw(raw Raw) (map[string][]byte, []string) {
+	files := map[string][]byte{}
+	var dropped []string
+	for name, b := range raw {
 		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
-			// The findings quote the evidence: one that quoted a credential is not written.
-			return s, fmt.Errorf("%s would hold a credential (%v): not written", name, leaks)
+			dropped = append(dropped, fmt.Sprintf("%s (%s)", name, leaks[0].Pattern))
+			continue
+		}
+		files[name] = b
+	}
+	sort.Strings(dropped)
+	return files, dropped
+}
+
+// writeFiles writes the scanned raw files and the rendered ones into dir.
+// A rendered file quotes the evidence: one that would hold a credential
+// stops the write before anything is written.
+func writeFiles(dir string, files, rendered map[string][]byte) error {
+	for name, b := range rendered {
+		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
+			return fmt.Errorf("%s would hold a credential (%v): not written", name, leaks)
 		}
 		files[name] = b
 	}
 	for name, b := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return s, fmt.Errorf("creating the report folder: %w", err)
+			return fmt.Errorf("creating the report folder: %w", err)
 		}
 		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return s, fmt.Errorf("writing %s: %w", p, err)
+			return fmt.Errorf("writing %s: %w", p, err)
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // Markdown is report.md: the answer first, then each finding with its
