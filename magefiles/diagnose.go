@@ -15,7 +15,7 @@ import (
 	"github.com/termlab/termlab/internal/stack"
 )
 
-// Diagnose says, read-only, why a pod is still there: -pod=<ns>/<name> [-kubeconfig=<path>] [-nodeaccess]; writes results/diagnose/.
+// Diagnose says, read-only, why a pod or namespace is still there: -pod=<ns>/<name> or -namespace=<ns> [-kubeconfig=<path>] [-nodeaccess]; writes results/diagnose/.
 //
 // Without -kubeconfig it reads termlab's cluster and checks the node
 // through kind (docker exec) unless -nodeaccess=false. With -kubeconfig it
@@ -23,13 +23,19 @@ import (
 // -nodeaccess, which starts a short-lived privileged pod on each node it
 // asks (removed before it returns). (mage names a flag after the Go
 // parameter, lowercased: hence -nodeaccess.)
-func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *bool) (err error) {
-	if pod == nil {
-		return errors.New("diagnose needs -pod=<namespace>/<name>")
-	}
-	ns, name, err := diagnose.ParsePod(*pod)
-	if err != nil {
-		return err
+func Diagnose(ctx context.Context, pod, namespace, kubeconfig *string, nodeAccess *bool) (err error) {
+	var ns, name string
+	switch {
+	case pod != nil && namespace != nil:
+		return errors.New("diagnose takes -pod=<namespace>/<name> or -namespace=<namespace>, not both")
+	case pod != nil:
+		if ns, name, err = diagnose.ParsePod(*pod); err != nil {
+			return err
+		}
+	case namespace != nil && *namespace != "":
+		ns = *namespace
+	default:
+		return errors.New("diagnose needs -pod=<namespace>/<name> or -namespace=<namespace>")
 	}
 	log := progress.Default()
 	kc := ""
@@ -52,7 +58,14 @@ func Diagnose(ctx context.Context, pod *string, kubeconfig *string, nodeAccess *
 	if err != nil {
 		return err
 	}
-	res, err := diagnose.Run(ctx, src, ns, name, project.ResultsDir(root))
+	var res diagnose.Result
+	if name == "" {
+		done := log.Step("diagnosing namespace " + ns)
+		res, err = diagnose.RunNamespace(ctx, src, ns, project.ResultsDir(root))
+		done(err)
+	} else {
+		res, err = diagnose.Run(ctx, src, ns, name, project.ResultsDir(root))
+	}
 	if err != nil {
 		return err
 	}

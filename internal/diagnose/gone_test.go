@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -123,5 +125,18 @@ func TestVolumeStillAttached(t *testing.T) {
 	c.Volumes = Volumes{}
 	if _, ok := Decide(c).Finding(FindVolumes); ok {
 		t.Error("a pod without claims got a volume finding")
+	}
+}
+
+func TestFreeDir(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "20261203-094102-ns-pod")
+	for i, want := range []string{base, base + "-2", base + "-3"} {
+		got := freeDir(base)
+		if got != want {
+			t.Fatalf("diagnosis %d: folder %s, want %s", i+1, got, want)
+		}
+		if err := os.MkdirAll(got, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

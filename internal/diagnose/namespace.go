@@ -386,7 +386,7 @@ func RunNamespace(ctx context.Context, src Source, namespace, resultsDir string)
 		return Result{}, err
 	}
 	r := DecideNamespace(c)
-	dir := filepath.Join(resultsDir, "diagnose", NamespaceFolderName(c.At, namespace))
+	dir := freeDir(filepath.Join(resultsDir, "diagnose", NamespaceFolderName(c.At, namespace)))
 	s, err := WriteNamespace(dir, r, raw, c.Pods)
 	res := Result{Summary: Summary{Report: r.asReport(), Dropped: s.Dropped}, Namespace: &s, Dir: dir}
 	if err != nil {

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -35,10 +36,24 @@ func Run(ctx context.Context, src Source, namespace, name, resultsDir string) (R
 		return Result{}, err
 	}
 	r := Decide(c)
-	dir := filepath.Join(resultsDir, "diagnose", FolderName(c.At, namespace, name))
+	dir := freeDir(filepath.Join(resultsDir, "diagnose", FolderName(c.At, namespace, name)))
 	s, err := Write(dir, r, raw)
 	if err != nil {
 		return Result{Summary: s, Dir: dir}, fmt.Errorf("writing the diagnosis of %s/%s: %w", namespace, name, err)
 	}
 	return Result{Summary: s, Dir: dir, Took: time.Since(begin)}, nil
+}
+
+// freeDir is dir, or dir-2, dir-3 … when an earlier diagnosis in the same
+// second took it: each diagnosis keeps its own folder.
+func freeDir(dir string) string {
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); os.IsNotExist(err) {
+			return dir
+		}
+		if i > 2 {
+			dir = dir[:strings.LastIndex(dir, "-")]
+		}
+		dir = fmt.Sprintf("%s-%d", dir, i)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
@@ -46,6 +47,11 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 	}
 	cfg.Timeout = 20 * time.Second
 	cfg.UserAgent = "termlab-diagnose"
+	// A namespace diagnosis lists every resource type (about 50 LISTs):
+	// client-go's default 5 requests/s would add seconds of throttling.
+	cfg.QPS, cfg.Burst = 50, 100
+	// Deprecation warnings (v1 Endpoints …) are about the LISTs, not the answer.
+	cfg.WarningHandler = rest.NoWarnings{}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return diagnose.Source{}, noCleanup, fmt.Errorf("building a client from %s: %w", kubeconfig, err)

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
@@ -121,6 +124,30 @@ func TestOfflineBundle(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dest, "results", "force", "latest", "report.md")); err != nil {
 		t.Errorf("no report in the bundle folder: %v", err)
+	}
+
+	// diagnose from the bundle's binary: through kind, then through the
+	// kubeconfig alone with node pods (which it must remove).
+	dns, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if err != nil || len(dns.Items) == 0 {
+		t.Fatalf("no CoreDNS pod to diagnose: %v", err)
+	}
+	target := "kube-system/" + dns.Items[0].Name
+	for _, args := range [][]string{
+		{"diagnose", "-pod=" + target},
+		{"diagnose", "-pod=" + target, "-kubeconfig=" + env.KubeconfigPath, "-nodeaccess=true"},
+	} {
+		out = run(args...)
+		if !strings.Contains(out, "is not being deleted") || !strings.Contains(out, "runs on the node") {
+			t.Errorf("termlab %s: the answer does not say the healthy pod runs:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(dest, "results", "diagnose")); err != nil || len(entries) == 0 {
+		t.Errorf("no diagnosis in the bundle folder: %v", err)
+	}
+	left, err := env.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: nodepod.PurposeLabel})
+	if err != nil || len(left.Items) > 0 {
+		t.Errorf("diagnose left node-access namespaces: %v (%v)", left, err)
 	}
 }
 

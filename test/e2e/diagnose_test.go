@@ -119,7 +119,7 @@ func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 			},
 		},
 		{
-			lab: "orphan", afterStep: "force delete: the object goes", pod: "orphan-process",
+			lab: "orphan", afterStep: "force delete orphan-process", pod: "orphan-process",
 			through: []access{throughKind, throughAPIAlone},
 			answer: map[access][]string{
 				throughKind:     {"does not exist in the API", "Its container still runs", "heartbeat", "on " + worker2, "kubelet on " + worker2 + " is not running"},
