@@ -38,6 +38,33 @@ func action(k *check, rec *evidence.Record, kind, target string) (evidence.Actio
 	if !k.require(a.Succeeded(), "the %s request on %s failed: %s", kind, target, a.Error) {
 		return a, false
 	}
+	return audited(k, rec, a)
+}
+
+// audited checks a recorded action against the API server's own record of
+// it, when the run has one (audit.jsonl): the request must have arrived with
+// the options the action's kind stands for and been answered 2xx. The
+// action's time then is when the server received it. Without an audit record
+// the action stands as termlab recorded it.
+func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action, bool) {
+	e, ok := rec.AuditFor(a)
+	if !ok {
+		return a, true
+	}
+	k.cite(evidence.AuditFile)
+	ok = k.require(e.Succeeded(), "the API server answered the %s request on %s with %d (audit log)", a.Kind, a.Target, e.Code)
+	switch a.Kind {
+	case "force-delete":
+		ok = k.require(e.GracePeriodSeconds != nil && *e.GracePeriodSeconds == 0,
+			"the API server received the %s request on %s with gracePeriodSeconds %s, not 0 (audit log, %s)", a.Kind, a.Target, int64String(e.GracePeriodSeconds), stamp(e.ReceivedAt)) && ok
+	case "delete":
+		ok = k.require(e.GracePeriodSeconds == nil || *e.GracePeriodSeconds > 0,
+			"the API server received the ordinary %s request on %s with gracePeriodSeconds %s (audit log, %s)", a.Kind, a.Target, int64String(e.GracePeriodSeconds), stamp(e.ReceivedAt)) && ok
+	}
+	if !ok {
+		return a, false
+	}
+	a.StartedAt = e.ReceivedAt
 	return a, true
 }
 

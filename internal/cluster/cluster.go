@@ -27,6 +27,9 @@ import (
 	"github.com/termlab/termlab/internal/progress"
 )
 
+// UserAgent is the user agent of termlab's API requests.
+const UserAgent = "termlab"
+
 // DefaultName is the kind cluster name.
 const DefaultName = "termlab"
 
@@ -316,6 +319,9 @@ func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, err
 	// client-go's default 5 QPS makes applying kwok's CRDs and stages take
 	// seconds on a cluster that is ours alone.
 	restCfg.QPS, restCfg.Burst = 50, 100
+	// The API server's audit log names the sender by its user agent: termlab's
+	// requests say "termlab", a person's or a script's "kubectl/…".
+	restCfg.UserAgent = UserAgent
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,9 @@ func Load(dir string) (*Record, error) {
 	if err := readLines(filepath.Join(dir, NodesFile), &rec.NodeEvents); err != nil {
 		return nil, err
 	}
+	if err := readLines(filepath.Join(dir, AuditFile), &rec.Audit); err != nil {
+		return nil, err
+	}
 	return &rec, nil
 }
 

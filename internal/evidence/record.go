@@ -23,6 +23,7 @@ const (
 	ActionsFile    = "actions.jsonl"     // requests and node commands the lab made
 	RecordFile     = "record.json"       // steps, actions, snapshots, crictl observations, notes, watch gaps
 	WatchGapsFile  = "watch-gaps.jsonl"  // each time a watch was down, written when it is back (or the run ends)
+	// AuditFile (audit.go) holds the API server's audit events on the run's objects.
 )
 
 // The recorder's watches, as WatchGap.Source names them.
@@ -53,6 +54,10 @@ type Record struct {
 	Gaps []WatchGap `json:"watch_gaps"`
 	// Ledgers are the reads of a lab's in-cluster ledger (lab:statefulset).
 	Ledgers []LedgerRead `json:"ledger_reads,omitempty"`
+	// Audit are the API server's audit events on the run's objects
+	// (audit.jsonl), in the order the server wrote them; empty when the
+	// cluster keeps no audit log.
+	Audit []AuditEvent `json:"-"`
 }
 
 // Step is a named stage of the experiment.

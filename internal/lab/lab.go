@@ -103,6 +103,9 @@ func (d Definition) ReportRun(s report.Summary, rec *evidence.Record, decided []
 	if d.Answer != nil {
 		run.Answer = d.Answer(rec, decided)
 	}
+	if a := AuditSection(rec); a != nil {
+		run.Sections = append(run.Sections, *a)
+	}
 	return run
 }
 
@@ -210,6 +213,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		return nil, fmt.Errorf("starting the recorder: %w", err)
 	}
 	r.Rec = rec
+	fail("following the API server's audit log", rec.StartAudit(ctx, env.ControlPlane, append(workerNames(env), env.FakeNodes...)))
 	r.emit(Event{Kind: RunStarted})
 	for _, rep := range repairs {
 		rec.Notef("before the run: %s", rep)
@@ -235,6 +239,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	fail("cleaning up", r.cleanup(cctx))
+	fail("reading the API server's audit log", rec.StopAudit(cctx))
 	fail("stopping the recorder", rec.Stop())
 
 	// Settle the verdict before anything is written: the claims, every run

@@ -54,6 +54,9 @@ type Recorder struct {
 	// bg lives until Stop; container log followers run in it (follow.go).
 	bg        context.Context
 	followers map[string]*logFollower
+
+	// audit follows the API server's audit log (audit.go); nil without one.
+	audit *auditReader
 }
 
 // Start lists the run's pods, the namespace's events and the nodes to learn
