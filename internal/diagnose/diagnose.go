@@ -582,6 +582,10 @@ func (d *decider) answer() string {
 		when := fmt.Sprintf("its %d s grace deadline passed %s ago", grace, round(past))
 		if grace == 0 {
 			when = fmt.Sprintf("it was force-deleted (grace period 0) %s ago", round(past))
+			if p.Spec.NodeName == "" {
+				// The API server skips the grace period of a pod no kubelet ever ran.
+				when = fmt.Sprintf("it was deleted %s ago, with grace period 0 because it was never scheduled", round(past))
+			}
 		}
 		if past <= 0 {
 			when = fmt.Sprintf("its %d s grace deadline is %s away", grace, round(-past))

@@ -422,6 +422,11 @@ func TestForceDeletedSaysSo(t *testing.T) {
 	r := Decide(c)
 	contains(t, "the answer", r.Answer, "force-deleted (grace period 0) 20s ago", "(evidence of the controller)")
 	lacks(t, "the answer", r.Answer, "0 s grace deadline")
+	// A pod never scheduled gets grace 0 from the API server: not a force delete.
+	c.Pod.Spec.NodeName = ""
+	r = Decide(c)
+	contains(t, "the answer", r.Answer, "grace period 0 because it was never scheduled")
+	lacks(t, "the answer", r.Answer, "force-deleted")
 }
 
 func TestDryRunForbiddenByRBACIsNotAnAnswer(t *testing.T) {
