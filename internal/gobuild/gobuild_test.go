@@ -368,3 +368,47 @@ func readRecords(t *testing.T, path string) []Record {
 	}
 	return recs
 }
+
+// The default versions' recipes must keep their cache keys: a changed key
+// rebuilds Kubernetes (15 minutes) on every machine. These keys were taken
+// before the versions became parameters (the etcd and CoreDNS ones are the
+// stamps of real builds).
+func TestDefaultRecipesKeepTheirKeys(t *testing.T) {
+	tc := Toolchain{GoVersion: "go1.26.8", GOOS: "linux", GOARCH: "amd64"}
+	for _, c := range []struct {
+		name string
+		r    Recipe
+		want string
+	}{
+		{"kubernetes", kubernetesRecipe(map[string]string{"k8s.io/api": "k8s.io/api v0.37.2"}), "a6eacaae2ccf8a4ce0ab97f95d84d090e7257750e6d24d21099b543ad3206910"},
+		{"kubernetes at the default", kubernetesRecipeAt(KubernetesVersion, KubernetesBuildDate, map[string]string{"k8s.io/api": "k8s.io/api v0.37.2"}), "a6eacaae2ccf8a4ce0ab97f95d84d090e7257750e6d24d21099b543ad3206910"},
+		{"etcd", Etcd(), "fc5743d85931e30788b80ae515fe07e44b82170f288367db1caee2d0038386bd"},
+		{"etcd at the default", EtcdAt(EtcdVersion), "fc5743d85931e30788b80ae515fe07e44b82170f288367db1caee2d0038386bd"},
+		{"coredns", CoreDNS(), "ed5d0d3f80747810f71441e597216e8d9e9698f5df2475b22e0965e27e2845f1"},
+	} {
+		if got := c.r.Key(tc); got != c.want {
+			t.Errorf("%s: key %s, want %s (a changed default recipe rebuilds everything)", c.name, got, c.want)
+		}
+	}
+}
+
+func TestKubernetesRecipeAtAnotherVersion(t *testing.T) {
+	r := kubernetesRecipeAt("v1.36.3", "2026-07-22T18:07:38Z", map[string]string{"k8s.io/api": "k8s.io/api v0.36.3"})
+	if r.Version != "v1.36.3" || r.Require["k8s.io/kubernetes"] != "v1.36.3" {
+		t.Fatalf("recipe %+v", r)
+	}
+	for _, want := range []string{"gitVersion=v1.36.3", "gitMinor=36", "buildDate=2026-07-22T18:07:38Z"} {
+		if !strings.Contains(r.LDFlags, want) {
+			t.Errorf("ldflags %q lack %q", r.LDFlags, want)
+		}
+	}
+	if r.Checks[0].Want != "v1.36.3" {
+		t.Errorf("checks %+v", r.Checks)
+	}
+	if e := EtcdAt("v3.6.8"); e.Checks[0].Want != "etcd Version: 3.6.8" || e.Require["go.etcd.io/etcd/server/v3"] != "v3.6.8" {
+		t.Errorf("etcd recipe %+v", e)
+	}
+	if c := CoreDNSAt("v1.14.2"); c.Checks[0].Want != "CoreDNS-1.14.2" || c.Version != "v1.14.2" {
+		t.Errorf("coredns recipe %+v", c)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 )
 
 // renderGoMod writes the scratch module's go.mod: the requires, the replaces and a
@@ -132,25 +133,46 @@ func stagingReplaces(reps []modReplace, stagingVersion string) (map[string]strin
 	return out, nil
 }
 
-// moduleGoMod returns the path of mod@version's go.mod in the module cache,
-// downloading it through the module proxy if needed.
-func moduleGoMod(ctx context.Context, mod, version string) (string, error) {
+// moduleInfo is what `go mod download -json` says of one module version.
+type moduleInfo struct {
+	Info  string // the .info file: {"Version", "Time"}
+	GoMod string // the .mod file
+	Error string
+}
+
+// moduleDownload downloads mod@version through the module proxy if needed and
+// returns where its files are in the module cache.
+func moduleDownload(ctx context.Context, mod, version string) (moduleInfo, error) {
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod+"@"+version)
 	// Outside any module, so that no go.mod or go.work around the caller takes part.
 	cmd.Dir = os.TempDir()
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
 	out, err := cmd.Output()
-	var info struct{ GoMod, Error string }
+	var info moduleInfo
 	if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
-		return "", fmt.Errorf("go mod download %s@%s: %s", mod, version, info.Error)
+		return moduleInfo{}, fmt.Errorf("go mod download %s@%s: %s", mod, version, info.Error)
 	}
 	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w%s", mod, version, err, stderrOf(err))
+		return moduleInfo{}, fmt.Errorf("go mod download %s@%s: %w%s", mod, version, err, stderrOf(err))
 	}
 	if info.GoMod == "" {
-		return "", fmt.Errorf("go mod download %s@%s: no GoMod in its answer", mod, version)
+		return moduleInfo{}, fmt.Errorf("go mod download %s@%s: no GoMod in its answer", mod, version)
 	}
-	return info.GoMod, nil
+	return info, nil
+}
+
+// moduleTime is the version's time on the module proxy (its .info file), as
+// RFC 3339 in UTC: what a reproducible build stamps as its build date.
+func moduleTime(info moduleInfo) (string, error) {
+	b, err := os.ReadFile(info.Info)
+	if err != nil {
+		return "", fmt.Errorf("reading the module's info: %w", err)
+	}
+	var v struct{ Time time.Time }
+	if err := json.Unmarshal(b, &v); err != nil || v.Time.IsZero() {
+		return "", fmt.Errorf("%s has no time (%v)", info.Info, err)
+	}
+	return v.Time.UTC().Format(time.RFC3339), nil
 }
 
 func stderrOf(err error) string {

@@ -18,50 +18,68 @@ var KubernetesCommands = []string{
 }
 
 // Kubernetes returns the recipe for KubernetesCommands at KubernetesVersion.
-// k8s.io/kubernetes' go.mod replaces its staging modules with directories, so a
-// module depending on it must replace them with their published versions itself;
-// the list is read from that go.mod (downloaded through the module proxy if needed).
 func Kubernetes(ctx context.Context) (Recipe, error) {
-	gomod, err := moduleGoMod(ctx, "k8s.io/kubernetes", KubernetesVersion)
+	return KubernetesAt(ctx, KubernetesVersion)
+}
+
+// KubernetesAt returns the recipe for KubernetesCommands at the given release
+// (v1.<minor>.<patch>). k8s.io/kubernetes' go.mod replaces its staging modules
+// with directories, so a module depending on it must replace them with their
+// published versions itself; the list is read from that go.mod (downloaded
+// through the module proxy if needed). The build date stamped is the release's
+// time on the module proxy (KubernetesBuildDate for KubernetesVersion, so its
+// recipe and cache key are the ones it always had).
+func KubernetesAt(ctx context.Context, version string) (Recipe, error) {
+	info, err := moduleDownload(ctx, "k8s.io/kubernetes", version)
 	if err != nil {
-		return Recipe{}, fmt.Errorf("gobuild: kubernetes recipe: %w", err)
+		return Recipe{}, fmt.Errorf("gobuild: kubernetes %s recipe: %w", version, err)
 	}
-	reps, err := readReplaces(ctx, gomod)
+	reps, err := readReplaces(ctx, info.GoMod)
 	if err != nil {
-		return Recipe{}, fmt.Errorf("gobuild: kubernetes recipe: %w", err)
+		return Recipe{}, fmt.Errorf("gobuild: kubernetes %s recipe: %w", version, err)
 	}
-	sv, err := stagingVersion(KubernetesVersion)
+	sv, err := stagingVersion(version)
 	if err != nil {
 		return Recipe{}, fmt.Errorf("gobuild: kubernetes recipe: %w", err)
 	}
 	replace, err := stagingReplaces(reps, sv)
 	if err != nil {
-		return Recipe{}, fmt.Errorf("gobuild: kubernetes recipe: %s: %w", gomod, err)
+		return Recipe{}, fmt.Errorf("gobuild: kubernetes %s recipe: %s: %w", version, info.GoMod, err)
 	}
 	if len(replace) == 0 {
-		return Recipe{}, fmt.Errorf("gobuild: kubernetes recipe: %s has no replace block", gomod)
+		return Recipe{}, fmt.Errorf("gobuild: kubernetes %s recipe: %s has no replace block", version, info.GoMod)
 	}
-	return kubernetesRecipe(replace), nil
+	buildDate := KubernetesBuildDate
+	if version != KubernetesVersion {
+		if buildDate, err = moduleTime(info); err != nil {
+			return Recipe{}, fmt.Errorf("gobuild: kubernetes %s recipe: %w", version, err)
+		}
+	}
+	return kubernetesRecipeAt(version, buildDate, replace), nil
 }
 
 func kubernetesRecipe(replace map[string]string) Recipe {
+	return kubernetesRecipeAt(KubernetesVersion, KubernetesBuildDate, replace)
+}
+
+func kubernetesRecipeAt(version, buildDate string, replace map[string]string) Recipe {
 	pkgs := make([]string, len(KubernetesCommands))
 	for i, c := range KubernetesCommands {
 		pkgs[i] = "k8s.io/kubernetes/cmd/" + c
 	}
 	return Recipe{
 		Name:     "kubernetes",
-		Version:  KubernetesVersion,
-		Require:  map[string]string{"k8s.io/kubernetes": KubernetesVersion},
+		Version:  version,
+		Require:  map[string]string{"k8s.io/kubernetes": version},
 		Replace:  replace,
 		Packages: pkgs,
 		// As hack/lib/golang.sh builds release binaries.
 		Tags:    []string{"selinux", "notest", "grpcnotrace"},
-		LDFlags: LDFlags(stripFlags, kubernetesStamps(KubernetesVersion, KubernetesBuildDate)...),
+		LDFlags: LDFlags(stripFlags, kubernetesStamps(version, buildDate)...),
 		Checks: []Check{
 			// kind reads the version from kubeadm.
-			{Binary: "kubeadm", Args: []string{"version", "-o", "short"}, Want: KubernetesVersion},
-			{Binary: "kubelet", Args: []string{"--version"}, Want: "Kubernetes " + KubernetesVersion},
+			{Binary: "kubeadm", Args: []string{"version", "-o", "short"}, Want: version},
+			{Binary: "kubelet", Args: []string{"--version"}, Want: "Kubernetes " + version},
 		},
 	}
 }
@@ -95,14 +113,17 @@ func stagingVersion(kubeVersion string) (string, error) {
 	return "v0." + rest, nil
 }
 
-// Etcd returns the recipe for the etcd server. Its module's root package is a main
+// Etcd returns the recipe for the etcd server at EtcdVersion.
+func Etcd() Recipe { return EtcdAt(EtcdVersion) }
+
+// EtcdAt returns the recipe for the etcd server at version (v3.x.y). Its module's root package is a main
 // calling etcdmain.Main, but `go build` would name that binary "server" (the path is
 // go.etcd.io/etcd/server/v3), so the same two lines are generated as ./etcd.
-func Etcd() Recipe {
+func EtcdAt(version string) Recipe {
 	return Recipe{
 		Name:    "etcd",
-		Version: EtcdVersion,
-		Require: map[string]string{"go.etcd.io/etcd/server/v3": EtcdVersion},
+		Version: version,
+		Require: map[string]string{"go.etcd.io/etcd/server/v3": version},
 		MainFiles: map[string]string{"etcd/main.go": generatedHeader + `
 // Command etcd is the etcd server, as go.etcd.io/etcd/server/v3's own main.
 package main
@@ -120,7 +141,7 @@ func main() {
 		Packages: []string{"./etcd"},
 		LDFlags:  LDFlags(stripFlags, Stamp{"go.etcd.io/etcd/api/v3/version", "GitSHA", fixedCommit[:7]}),
 		Checks: []Check{
-			{Binary: "etcd", Args: []string{"--version"}, Want: "etcd Version: " + strings.TrimPrefix(EtcdVersion, "v")},
+			{Binary: "etcd", Args: []string{"--version"}, Want: "etcd Version: " + strings.TrimPrefix(version, "v")},
 		},
 	}
 }
@@ -139,17 +160,20 @@ var CoreDNSPlugins = []string{
 // (core/plugin/zplugin.go and plugin.cfg upstream).
 var corednsPluginPackage = map[string]string{"prometheus": "metrics"}
 
-// CoreDNS returns the recipe for CoreDNS with only CoreDNSPlugins.
-func CoreDNS() Recipe {
+// CoreDNS returns the recipe for CoreDNS at CoreDNSVersion with only CoreDNSPlugins.
+func CoreDNS() Recipe { return CoreDNSAt(CoreDNSVersion) }
+
+// CoreDNSAt returns the recipe for CoreDNS at version (v1.x.y) with only CoreDNSPlugins.
+func CoreDNSAt(version string) Recipe {
 	return Recipe{
 		Name:      "coredns",
-		Version:   CoreDNSVersion,
-		Require:   map[string]string{"github.com/coredns/coredns": CoreDNSVersion},
+		Version:   version,
+		Require:   map[string]string{"github.com/coredns/coredns": version},
 		MainFiles: map[string]string{"coredns/main.go": corednsMain(CoreDNSPlugins)},
 		Packages:  []string{"./coredns"},
 		LDFlags:   LDFlags(stripFlags, Stamp{"github.com/coredns/coredns/coremain", "GitCommit", fixedCommit[:7]}),
 		Checks: []Check{
-			{Binary: "coredns", Args: []string{"-version"}, Want: "CoreDNS-" + strings.TrimPrefix(CoreDNSVersion, "v")},
+			{Binary: "coredns", Args: []string{"-version"}, Want: "CoreDNS-" + strings.TrimPrefix(version, "v")},
 			{Binary: "coredns", Args: []string{"-plugins"}, Want: "kubernetes"},
 		},
 	}
