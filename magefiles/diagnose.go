@@ -46,9 +46,15 @@ func Diagnose(ctx context.Context, pod, namespace, kubeconfig *string, nodeAcces
 	if err != nil {
 		return err
 	}
-	// The node pods go even after Ctrl-C, hence a context of its own.
+	// The node pods go even after Ctrl-C, hence a context of its own. After
+	// Ctrl-C mage ends the target within 5 s: the deletes are sent at once,
+	// and the wait for them is cut to fit.
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		wait := 2 * time.Minute
+		if ctx.Err() != nil {
+			wait = 3 * time.Second
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 		defer cancel()
 		if cerr := cleanup(cctx); cerr != nil {
 			err = errors.Join(err, cerr)

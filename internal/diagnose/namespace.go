@@ -385,6 +385,9 @@ func RunNamespace(ctx context.Context, src Source, namespace, resultsDir string)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("diagnosing namespace %s was interrupted: nothing written: %w", namespace, err)
+	}
 	r := DecideNamespace(c)
 	dir := freeDir(filepath.Join(resultsDir, "diagnose", NamespaceFolderName(c.At, namespace)))
 	s, err := WriteNamespace(dir, r, raw, c.Pods)

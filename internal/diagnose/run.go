@@ -35,6 +35,11 @@ func Run(ctx context.Context, src Source, namespace, name, resultsDir string) (R
 	if err != nil {
 		return Result{}, err
 	}
+	// An interrupted collection would report "not checked" for what it
+	// never got to ask: write nothing rather than that.
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("diagnosing %s/%s was interrupted: nothing written: %w", namespace, name, err)
+	}
 	r := Decide(c)
 	dir := freeDir(filepath.Join(resultsDir, "diagnose", FolderName(c.At, namespace, name)))
 	s, err := Write(dir, r, raw)

@@ -343,7 +343,7 @@ func (a *Access) Close(ctx context.Context) error {
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		return fmt.Errorf("namespace %s still exists after %s (delete it with: kubectl delete namespace %s)", ns, deleteTimeout, ns)
+		return fmt.Errorf("namespace %s was deleted but is still terminating (check with: kubectl get namespace %s)", ns, ns)
 	}
 	a.nsCreated = false
 	a.nodes = map[string]*Node{}

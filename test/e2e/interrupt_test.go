@@ -122,11 +122,11 @@ type mageProcess struct {
 	done    chan error
 }
 
-// startMage runs `go tool mage <target>` in a new process group, as a
-// terminal runs it, copying its output to the test log's stderr.
-func startMage(t *testing.T, root string, target string) *mageProcess {
+// startMage runs `go tool mage <target> [args]` in a new process group, as
+// a terminal runs it, copying its output to the test log's stderr.
+func startMage(t *testing.T, root string, target string, args ...string) *mageProcess {
 	t.Helper()
-	cmd := exec.Command("go", "tool", "mage", target)
+	cmd := exec.Command("go", append([]string{"tool", "mage", target}, args...)...)
 	cmd.Dir = root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
