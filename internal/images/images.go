@@ -79,11 +79,35 @@ func Ensure(ctx context.Context, log *progress.Logger, root string, src Source) 
 	if set, ok, err := fromBundle(ctx, log, root, src); ok { // a loaded workshop bundle: bundle.go
 		return set, err
 	}
-	var set Set
-	var err error
-	set.Node, set.NodeFrom, err = resolve(ctx, log, src, OfficialNode, func() (string, error) {
+	return ensure(ctx, log, root, src, OfficialNode, func() (string, error) {
 		return buildNode(ctx, log, root)
 	})
+}
+
+// EnsureVersion is Ensure for a node image of another Kubernetes release
+// (v1.<minor>.<patch>): kindest/node:<release> when present or pullable, else
+// one built here (BuildNodeAt). kwok and the workload image are the same for
+// every release. The default release (gobuild.KubernetesVersion) is Ensure
+// itself, workshop bundle included.
+func EnsureVersion(ctx context.Context, log *progress.Logger, root string, src Source, kube string) (Set, error) {
+	if kube == gobuild.KubernetesVersion {
+		return Ensure(ctx, log, root, src)
+	}
+	if src == Bundle {
+		return Set{}, fmt.Errorf("a workshop bundle holds the node image of %s only, not %s", gobuild.KubernetesVersion, kube)
+	}
+	return ensure(ctx, log, root, src, OfficialNodeFor(kube), func() (string, error) {
+		return BuildNodeAt(ctx, log, root, kube)
+	})
+}
+
+// OfficialNodeFor is kind's published node image of a Kubernetes release.
+func OfficialNodeFor(kube string) string { return "kindest/node:" + kube }
+
+func ensure(ctx context.Context, log *progress.Logger, root string, src Source, officialNode string, buildNode func() (string, error)) (Set, error) {
+	var set Set
+	var err error
+	set.Node, set.NodeFrom, err = resolve(ctx, log, src, officialNode, buildNode)
 	if err != nil {
 		return set, err
 	}
@@ -153,21 +177,39 @@ func buildNode(ctx context.Context, log *progress.Logger, root string) (string, 
 		}
 		bins[r.Name] = res
 	}
-	rootfs, err := nodeimage.BuildRootfs(ctx, log, cache)
+	in, err := nodeInputs(ctx, log, root, bins)
 	if err != nil {
 		return "", err
+	}
+	if _, err := nodeimage.Build(ctx, log, cache, in); err != nil {
+		return "", err
+	}
+	return nodeimage.NodeRef, nil
+}
+
+// nodeInputs prepares what a node image is built from besides the binaries
+// of bins (kubernetes, etcd, coredns, crictl): the root filesystem, pause,
+// podnet and kind's base files.
+func nodeInputs(ctx context.Context, log *progress.Logger, root string, bins map[string]gobuild.Result) (nodeimage.Inputs, error) {
+	cache, err := gobuild.DefaultCacheRoot()
+	if err != nil {
+		return nodeimage.Inputs{}, err
+	}
+	rootfs, err := nodeimage.BuildRootfs(ctx, log, cache)
+	if err != nil {
+		return nodeimage.Inputs{}, err
 	}
 	own := filepath.Join(cache, "bin", "termlab")
 	for _, name := range []string{"pause", "podnet"} {
 		if err := goBuildOwn(ctx, root, name, filepath.Join(own, name)); err != nil {
-			return "", err
+			return nodeimage.Inputs{}, err
 		}
 	}
 	kindDir, err := moduleDir(ctx, root, "sigs.k8s.io/kind")
 	if err != nil {
-		return "", err
+		return nodeimage.Inputs{}, err
 	}
-	in := nodeimage.Inputs{
+	return nodeimage.Inputs{
 		RootfsTar:     rootfs,
 		KindModuleDir: kindDir,
 		KubeBinDir:    filepath.Dir(bins["kubernetes"].Path("kubelet")),
@@ -177,11 +219,67 @@ func buildNode(ctx context.Context, log *progress.Logger, root string) (string, 
 		Pause:         filepath.Join(own, "pause"),
 		Podnet:        filepath.Join(own, "podnet"),
 		CNIManifest:   filepath.Join(root, "manifests", "cni", "podnet.yaml"),
+	}, nil
+}
+
+// BuildNodeAt builds the node image of another Kubernetes release from
+// source: its binaries, then the etcd and CoreDNS versions its own kubeadm
+// asks for (`kubeadm config images list`), each cached by its inputs like the
+// default's; crictl, the root filesystem, pause and podnet are shared with it.
+// The image preloads exactly the images that kubeadm names.
+func BuildNodeAt(ctx context.Context, log *progress.Logger, root, kube string) (string, error) {
+	if kube == gobuild.KubernetesVersion {
+		return buildNode(ctx, log, root)
+	}
+	build := func(r gobuild.Recipe) (gobuild.Result, error) {
+		dir, err := gobuild.BinDir(r)
+		if err != nil {
+			return gobuild.Result{}, err
+		}
+		return gobuild.Build(ctx, r, dir, log)
+	}
+	kr, err := gobuild.KubernetesAt(ctx, kube)
+	if err != nil {
+		return "", err
+	}
+	kb, err := build(kr)
+	if err != nil {
+		return "", err
+	}
+	refs, err := nodeimage.KubeadmImages(ctx, kb.Path("kubeadm"), kube, nodeimage.Registry)
+	if err != nil {
+		return "", err
+	}
+	v, err := nodeimage.VersionsFromKubeadm(kube, refs)
+	if err != nil {
+		return "", err
+	}
+	etcdVersion, err := nodeimage.EtcdModuleVersion(v.EtcdTag)
+	if err != nil {
+		return "", err
+	}
+	log.Infof("kubeadm %s asks for etcd %s, CoreDNS %s, pause %s: building those", kube, v.EtcdTag, v.CoreDNSTag, v.PauseTag)
+	bins := map[string]gobuild.Result{"kubernetes": kb}
+	for _, r := range []gobuild.Recipe{gobuild.EtcdAt(etcdVersion), gobuild.CoreDNSAt(v.CoreDNSTag), gobuild.Crictl()} {
+		res, err := build(r)
+		if err != nil {
+			return "", err
+		}
+		bins[r.Name] = res
+	}
+	in, err := nodeInputs(ctx, log, root, bins)
+	if err != nil {
+		return "", err
+	}
+	in.Versions = v
+	cache, err := gobuild.DefaultCacheRoot()
+	if err != nil {
+		return "", err
 	}
 	if _, err := nodeimage.Build(ctx, log, cache, in); err != nil {
 		return "", err
 	}
-	return nodeimage.NodeRef, nil
+	return in.NodeRef(), nil
 }
 
 func buildKwok(ctx context.Context, log *progress.Logger) error {

@@ -24,7 +24,8 @@ import (
 // kubeadm is pointed at it (imageRepository), containerd's sandbox_image too.
 const Registry = "termlab.local"
 
-// Versions of the control-plane images kubeadm v1.37 asks for.
+// Versions of the control-plane images kubeadm v1.37 asks for: the default
+// node image's (DefaultVersions).
 const (
 	KubeVersion    = "v1.37.2"
 	EtcdTag        = "3.7.0-0"
@@ -32,6 +33,22 @@ const (
 	PauseTag       = "3.10.2"
 	recipeRevision = "node-v1"
 )
+
+// Versions are the Kubernetes release a node image carries and the tags of the
+// images its kubeadm asks for (`kubeadm config images list`, see
+// VersionsFromKubeadm): the node image preloads exactly those.
+type Versions struct {
+	Kube       string `json:"kubernetes"`
+	EtcdTag    string `json:"etcd_tag"`
+	CoreDNSTag string `json:"coredns_tag"`
+	PauseTag   string `json:"pause_tag"`
+}
+
+// DefaultVersions are termlab's own cluster's: the constants above.
+var DefaultVersions = Versions{Kube: KubeVersion, EtcdTag: EtcdTag, CoreDNSTag: CoreDNSTag, PauseTag: PauseTag}
+
+// NodeRefFor is the tag of the locally built node image of a Kubernetes release.
+func NodeRefFor(kube string) string { return Ref("node", kube) }
 
 // Ref returns the reference of a locally built image.
 func Ref(name, tag string) string { return Registry + "/" + name + ":" + tag }
@@ -47,12 +64,26 @@ type Inputs struct {
 	Pause         string
 	Podnet        string
 	CNIManifest   string // manifests/cni/podnet.yaml (image placeholder PODNET_IMAGE)
+	// Versions of what the binaries are; the zero value means DefaultVersions.
+	Versions Versions
 }
+
+// versions are the inputs' Versions, DefaultVersions when unset.
+func (in Inputs) versions() Versions {
+	if in.Versions == (Versions{}) {
+		return DefaultVersions
+	}
+	return in.Versions
+}
+
+// NodeRef is the tag of the node image these inputs make.
+func (in Inputs) NodeRef() string { return NodeRefFor(in.versions().Kube) }
 
 var kubeBinaries = []string{"kubelet", "kubeadm", "kubectl", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"}
 
 func (in Inputs) key() *cachekey.Key {
-	k := cachekey.New().Add("recipe", recipeRevision).Add("kube", KubeVersion).
+	v := in.versions()
+	k := cachekey.New().Add("recipe", recipeRevision).Add("kube", v.Kube).
 		AddFile("rootfs", in.RootfsTar).
 		AddTree("kind-base-files", filepath.Join(in.KindModuleDir, "images", "base", "files")).
 		AddFile("etcd", in.Etcd).AddFile("coredns", in.CoreDNS).AddFile("crictl", in.Crictl).
@@ -60,13 +91,18 @@ func (in Inputs) key() *cachekey.Key {
 	for _, b := range kubeBinaries {
 		k.AddFile(b, filepath.Join(in.KubeBinDir, b))
 	}
+	// The default image's key predates Versions and must not change (or every
+	// machine rebuilds it); another release's image keys its tags as well.
+	if v != DefaultVersions {
+		k.Add("etcd-tag", v.EtcdTag).Add("coredns-tag", v.CoreDNSTag).Add("pause-tag", v.PauseTag)
+	}
 	return k
 }
 
-// NodeRef is the tag of the locally built node image.
-var NodeRef = Ref("node", KubeVersion)
+// NodeRef is the tag of the locally built node image of DefaultVersions.
+var NodeRef = NodeRefFor(KubeVersion)
 
-// Build makes NodeRef from inputs unless an image with the same inputs exists.
+// Build makes in.NodeRef() from inputs unless an image with the same inputs exists.
 // It returns the cache key it was built (or found) with.
 func Build(ctx context.Context, log *progress.Logger, cacheDir string, in Inputs) (string, error) {
 	k := in.key()
@@ -74,13 +110,14 @@ func Build(ctx context.Context, log *progress.Logger, cacheDir string, in Inputs
 		return "", err
 	}
 	key := k.String()
-	if dockerimage.HasInputs(ctx, NodeRef, key) {
-		log.Infof("node image %s: up to date (inputs %s)", NodeRef, key)
+	nodeRef := in.NodeRef()
+	if dockerimage.HasInputs(ctx, nodeRef, key) {
+		log.Infof("node image %s: up to date (inputs %s)", nodeRef, key)
 		AppendRecord(cacheDir, BuildRecord{Name: "node-image", Key: key, Cached: true, FinishedAt: time.Now()})
 		return key, nil
 	}
 	begin := time.Now()
-	done := log.Step("assembling node image " + NodeRef)
+	done := log.Step("assembling node image " + nodeRef)
 	err := build(ctx, log, in, key)
 	done(err)
 	if err != nil {
@@ -119,10 +156,10 @@ func build(ctx context.Context, log *progress.Logger, in Inputs, key string) err
 		name string
 		run  func() error
 	}{
-		{"laying out kind's base image files", func() error { return layoutKindBase(ctx, c, in.KindModuleDir) }},
+		{"laying out kind's base image files", func() error { return layoutKindBase(ctx, c, in.KindModuleDir, in.versions().PauseTag) }},
 		{"adding Kubernetes binaries", func() error { return addBinaries(ctx, c, in) }},
 		{"building kube-proxy image", func() error {
-			ref, err := buildKubeProxyImage(ctx, c, filepath.Join(in.KubeBinDir, "kube-proxy"))
+			ref, err := buildKubeProxyImage(ctx, c, filepath.Join(in.KubeBinDir, "kube-proxy"), in.versions().Kube)
 			componentRefs = append(componentRefs, ref)
 			return err
 		}},
@@ -136,7 +173,7 @@ func build(ctx context.Context, log *progress.Logger, in Inputs, key string) err
 			return err
 		}
 	}
-	return commit(ctx, c, key)
+	return commit(ctx, c, key, in.NodeRef())
 }
 
 // staticImage describes a component image that is one static binary.
@@ -147,13 +184,14 @@ type staticImage struct {
 
 func buildComponentImages(ctx context.Context, log *progress.Logger, in Inputs) ([]string, error) {
 	bin := func(n string) string { return filepath.Join(in.KubeBinDir, n) }
+	v := in.versions()
 	images := []staticImage{
-		{"kube-apiserver", KubeVersion, bin("kube-apiserver"), "/usr/local/bin/kube-apiserver", nil},
-		{"kube-controller-manager", KubeVersion, bin("kube-controller-manager"), "/usr/local/bin/kube-controller-manager", nil},
-		{"kube-scheduler", KubeVersion, bin("kube-scheduler"), "/usr/local/bin/kube-scheduler", nil},
-		{"etcd", EtcdTag, in.Etcd, "/usr/local/bin/etcd", nil},
-		{"coredns", CoreDNSTag, in.CoreDNS, "/coredns", []string{"/coredns"}},
-		{"pause", PauseTag, in.Pause, "/pause", []string{"/pause"}},
+		{"kube-apiserver", v.Kube, bin("kube-apiserver"), "/usr/local/bin/kube-apiserver", nil},
+		{"kube-controller-manager", v.Kube, bin("kube-controller-manager"), "/usr/local/bin/kube-controller-manager", nil},
+		{"kube-scheduler", v.Kube, bin("kube-scheduler"), "/usr/local/bin/kube-scheduler", nil},
+		{"etcd", v.EtcdTag, in.Etcd, "/usr/local/bin/etcd", nil},
+		{"coredns", v.CoreDNSTag, in.CoreDNS, "/coredns", []string{"/coredns"}},
+		{"pause", v.PauseTag, in.Pause, "/pause", []string{"/pause"}},
 		{"podnet", "v1", in.Podnet, "/podnet", []string{"/podnet"}},
 	}
 	done := log.Step(fmt.Sprintf("making %d component images", len(images)))
@@ -197,9 +235,9 @@ func ImportStatic(ctx context.Context, ref, binary, target string, entrypoint []
 }
 
 // layoutKindBase does what kind's images/base Dockerfile does on top of Debian.
-func layoutKindBase(ctx context.Context, c buildContainer, kindDir string) error {
+func layoutKindBase(ctx context.Context, c buildContainer, kindDir, pauseTag string) error {
 	files := filepath.Join(kindDir, "images", "base", "files")
-	entries, err := kindBaseEntries(files)
+	entries, err := kindBaseEntries(files, pauseTag)
 	if err != nil {
 		return err
 	}
@@ -269,7 +307,7 @@ func layoutKindBase(ctx context.Context, c buildContainer, kindDir string) error
 
 // kindBaseEntries maps kind's images/base/files onto image paths with the
 // Dockerfile's modes, adjusting containerd's config for a registry-less node.
-func kindBaseEntries(files string) ([]Entry, error) {
+func kindBaseEntries(files, pauseTag string) ([]Entry, error) {
 	var entries []Entry
 	err := filepath.WalkDir(files, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -293,7 +331,7 @@ func kindBaseEntries(files string) ([]Entry, error) {
 			if err != nil {
 				return err
 			}
-			e.Source, e.Content = "", ContainerdConfig(data)
+			e.Source, e.Content = "", ContainerdConfigFor(data, pauseTag)
 		}
 		entries = append(entries, e)
 		return nil
@@ -305,9 +343,12 @@ func kindBaseEntries(files string) ([]Entry, error) {
 // ContainerdConfig points the sandbox image at our pause image and restricts
 // oom_score_adj: hosts without CAP_SYS_RESOURCE cannot lower it, and every pod
 // sandbox fails ("can't get final child's PID from pipe: EOF") otherwise.
-func ContainerdConfig(kindConfig []byte) []byte {
+func ContainerdConfig(kindConfig []byte) []byte { return ContainerdConfigFor(kindConfig, PauseTag) }
+
+// ContainerdConfigFor is ContainerdConfig with the pause image of another release.
+func ContainerdConfigFor(kindConfig []byte, pauseTag string) []byte {
 	s := string(kindConfig)
-	s = replaceLineValue(s, "sandbox_image", fmt.Sprintf("%q", Ref("pause", PauseTag)))
+	s = replaceLineValue(s, "sandbox_image", fmt.Sprintf("%q", Ref("pause", pauseTag)))
 	s = replaceLineValue(s, "restrict_oom_score_adj", "true")
 	return []byte(s)
 }
@@ -357,7 +398,7 @@ func addBinaries(ctx context.Context, c buildContainer, in Inputs) error {
 		return fmt.Errorf("reading CNI manifest: %w", err)
 	}
 	entries = append(entries,
-		Entry{Path: "/kind/version", Mode: 0o644, Content: []byte(KubeVersion)},
+		Entry{Path: "/kind/version", Mode: 0o644, Content: []byte(in.versions().Kube)},
 		Entry{Path: "/kind/manifests/default-cni.yaml", Mode: 0o644, Content: CNIManifest(cni)},
 		Entry{Path: "/kind/manifests/default-storage.yaml", Mode: 0o644, Content: []byte(defaultStorage)},
 	)
@@ -387,8 +428,8 @@ reclaimPolicy: Delete
 
 // buildKubeProxyImage packs kube-proxy with iptables (nft and legacy),
 // conntrack and the shared libraries they load, taken from the node rootfs.
-func buildKubeProxyImage(ctx context.Context, c buildContainer, kubeProxy string) (string, error) {
-	ref := Ref("kube-proxy", KubeVersion)
+func buildKubeProxyImage(ctx context.Context, c buildContainer, kubeProxy, kube string) (string, error) {
+	ref := Ref("kube-proxy", kube)
 	bins := []string{"/usr/sbin/xtables-nft-multi", "/usr/sbin/xtables-legacy-multi", "/usr/sbin/conntrack"}
 	exts, err := exec.OutputLines(c.Command("find", "/usr/lib/x86_64-linux-gnu/xtables", "-name", "*.so"))
 	if err != nil {
@@ -479,7 +520,7 @@ func preload(ctx context.Context, c buildContainer, refs []string) error {
 	return c.waitFor(ctx, 30*time.Second, "containerd to stop", "sh", "-c", "! pgrep -x containerd")
 }
 
-func commit(ctx context.Context, c buildContainer, key string) error {
+func commit(ctx context.Context, c buildContainer, key, nodeRef string) error {
 	tmp := Ref("node-build", key)
 	if out, err := exec.CombinedOutputLines(exec.CommandContext(ctx, "docker", "commit",
 		"--change", `ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]`,
@@ -490,7 +531,7 @@ func commit(ctx context.Context, c buildContainer, key string) error {
 	}
 	// docker commit cannot set STOPSIGNAL; a two-line local build can (no pull).
 	dockerfile := fmt.Sprintf("FROM %s\nSTOPSIGNAL SIGRTMIN+3\nLABEL %s=%q\n", tmp, dockerimage.InputsLabel, key)
-	cmd := exec.CommandContext(ctx, "docker", "build", "-q", "-t", NodeRef, "-").
+	cmd := exec.CommandContext(ctx, "docker", "build", "-q", "-t", nodeRef, "-").
 		SetStdin(strings.NewReader(dockerfile)).SetEnv(append(os.Environ(), "DOCKER_BUILDKIT=0")...)
 	if out, err := exec.CombinedOutputLines(cmd); err != nil {
 		return fmt.Errorf("setting STOPSIGNAL on node image: %v: %s", err, strings.Join(out, "\n"))

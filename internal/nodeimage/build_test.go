@@ -99,3 +99,73 @@ func TestCNIManifestSubstitutesImage(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+func TestVersionsFromKubeadm(t *testing.T) {
+	list := func(kube, etcd, coredns, pause string) []string {
+		return []string{
+			"termlab.local/kube-apiserver:" + kube, "termlab.local/kube-controller-manager:" + kube,
+			"termlab.local/kube-scheduler:" + kube, "termlab.local/kube-proxy:" + kube,
+			"termlab.local/coredns:" + coredns, "termlab.local/pause:" + pause, "termlab.local/etcd:" + etcd,
+		}
+	}
+	// What kubeadm v1.37.2 printed: the default node image's tags.
+	got, err := VersionsFromKubeadm("v1.37.2", list("v1.37.2", "3.7.0-0", "v1.14.6", "3.10.2"))
+	if err != nil || got != DefaultVersions {
+		t.Fatalf("v1.37.2: %+v, %v; want %+v", got, err, DefaultVersions)
+	}
+	got, err = VersionsFromKubeadm("v1.36.3", list("v1.36.3", "3.6.8-0", "v1.14.2", "3.10.2"))
+	want := Versions{Kube: "v1.36.3", EtcdTag: "3.6.8-0", CoreDNSTag: "v1.14.2", PauseTag: "3.10.2"}
+	if err != nil || got != want {
+		t.Fatalf("v1.36.3: %+v, %v; want %+v", got, err, want)
+	}
+	for name, refs := range map[string][]string{
+		"another release's control plane": list("v1.37.2", "3.6.8-0", "v1.14.2", "3.10.2"),
+		"no etcd":                         list("v1.36.3", "3.6.8-0", "v1.14.2", "3.10.2")[:6],
+		"another registry":                append(list("v1.36.3", "3.6.8-0", "v1.14.2", "3.10.2"), "registry.k8s.io/pause:3.9"),
+		"an image termlab does not build": append(list("v1.36.3", "3.6.8-0", "v1.14.2", "3.10.2"), "termlab.local/extra:v1"),
+	} {
+		if _, err := VersionsFromKubeadm("v1.36.3", refs); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestEtcdModuleVersion(t *testing.T) {
+	for tag, want := range map[string]string{"3.6.8-0": "v3.6.8", "3.7.0-0": "v3.7.0", "3.5.24": "v3.5.24"} {
+		if got, err := EtcdModuleVersion(tag); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", tag, got, err, want)
+		}
+	}
+	if _, err := EtcdModuleVersion("3.6"); err == nil {
+		t.Error("3.6: no error")
+	}
+}
+
+func TestInputsKeyOfTheDefaultVersionsIgnoresTheirSpelling(t *testing.T) {
+	// Inputs without Versions and with DefaultVersions spelt out are the same
+	// image (the default key predates Versions); another release is another key.
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range kubeBinaries {
+		if err := os.WriteFile(filepath.Join(dir, b), []byte(b), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := Inputs{RootfsTar: f, KindModuleDir: dir, KubeBinDir: dir, Etcd: f, CoreDNS: f, Crictl: f, Pause: f, Podnet: f, CNIManifest: f}
+	spelt := in
+	spelt.Versions = DefaultVersions
+	other := in
+	other.Versions = Versions{Kube: "v1.36.3", EtcdTag: "3.6.8-0", CoreDNSTag: "v1.14.2", PauseTag: "3.10.2"}
+	if in.key().String() != spelt.key().String() {
+		t.Error("DefaultVersions spelt out changes the key")
+	}
+	if in.key().String() == other.key().String() {
+		t.Error("another release has the default key")
+	}
+	if in.NodeRef() != NodeRef || other.NodeRef() != "termlab.local/node:v1.36.3" {
+		t.Errorf("refs %s, %s", in.NodeRef(), other.NodeRef())
+	}
+}
