@@ -492,6 +492,19 @@ func (d *decider) termination() {
 		}
 		events = append(events, fmt.Sprintf("%s %s: %s (×%d, by %s)", eventTime(e).UTC().Format(time.RFC3339), e.Reason, strings.TrimSpace(e.Message), max(e.Count, 1), e.Source.Component))
 	}
+	// The kubelet runs a preStop hook before SIGTERM, inside the grace
+	// period: a running container of a pod being deleted may be in its hook.
+	for _, c := range p.Spec.Containers {
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil {
+			continue
+		}
+		hook := preStopCommand(c.Lifecycle.PreStop)
+		if p.DeletionTimestamp != nil && runningStatus(p, c.Name) {
+			parts = append(parts, fmt.Sprintf("container %s has a preStop hook (%s) that the kubelet runs before SIGTERM, within the grace period: it may be running now", c.Name, hook))
+		} else {
+			parts = append(parts, fmt.Sprintf("container %s has a preStop hook (%s)", c.Name, hook))
+		}
+	}
 	text := fmt.Sprintf("Phase %s; ", p.Status.Phase)
 	if len(parts) == 0 {
 		text += "no container status"
@@ -784,4 +797,28 @@ func short(id string) string {
 		return id[:13]
 	}
 	return id
+}
+
+// preStopCommand says what a preStop hook does.
+func preStopCommand(h *corev1.LifecycleHandler) string {
+	switch {
+	case h.Exec != nil:
+		return "exec " + strings.Join(h.Exec.Command, " ")
+	case h.HTTPGet != nil:
+		return fmt.Sprintf("HTTP GET %s on port %s", h.HTTPGet.Path, h.HTTPGet.Port.String())
+	case h.Sleep != nil:
+		return fmt.Sprintf("sleep %d s", h.Sleep.Seconds)
+	case h.TCPSocket != nil:
+		return "TCP " + h.TCPSocket.Port.String()
+	}
+	return "unknown handler"
+}
+
+func runningStatus(p *corev1.Pod, name string) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == name {
+			return s.State.Running != nil
+		}
+	}
+	return false
 }

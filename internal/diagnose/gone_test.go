@@ -140,3 +140,17 @@ func TestFreeDir(t *testing.T) {
 		}
 	}
 }
+
+// A running container of a terminating pod with a preStop hook may be in
+// its hook; the same pod not being deleted only names the hook.
+func TestPreStopHookMayBeRunning(t *testing.T) {
+	c := terminating()
+	c.Pod.Spec.Containers = []corev1.Container{{Name: "app", Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+		Sleep: &corev1.SleepAction{Seconds: 25},
+	}}}}
+	f := mustFind(t, Decide(c), FindTermination)
+	contains(t, "the termination finding", f.Text, "preStop hook (sleep 25 s)", "may be running now")
+	c.Pod.DeletionTimestamp = nil
+	f = mustFind(t, Decide(c), FindTermination)
+	lacks(t, "the termination finding", f.Text, "may be running now")
+}
