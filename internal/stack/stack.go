@@ -84,7 +84,36 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 		return nil, err
 	}
 	co := ClusterOptions(o.Root)
-	co.NodeImage, co.ImageRepository, co.Recreate = set.Node, set.ImageRepository, o.Recreate
+	co.Recreate = o.Recreate
+	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
+	if err != nil {
+		return nil, err
+	}
+	log.Infof("cluster %q ready in %s: kubeconfig %s", env.Name, time.Since(begin).Round(100*time.Millisecond), env.KubeconfigPath)
+	return env, nil
+}
+
+// ClusterSpec says which kind cluster UpCluster brings up and what goes on it.
+type ClusterSpec struct {
+	// Options name the cluster, its kind config and kubeconfig; UpCluster
+	// sets NodeImage and ImageRepository from Images.
+	Options       cluster.Options
+	Images        images.Set
+	DockerVersion string
+	FakeNodes     int
+	// NoKwok leaves kwok and its fake nodes out: labs without fake nodes
+	// need neither (the version matrix skips them where it can).
+	NoKwok bool
+}
+
+// UpCluster brings one kind cluster up (or reuses it) from resolved images:
+// under its run lock, leftovers repaired, then the workload (and kwok) images
+// loaded and kwok installed. Up does this for termlab's own cluster; the
+// version matrix for one cluster per Kubernetes release.
+func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cluster.Env, error) {
+	co := spec.Options
+	set := spec.Images
+	co.NodeImage, co.ImageRepository = set.Node, set.ImageRepository
 	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
 	// so a stopped kubelet is a leftover; a node that is NotReady only because
 	// of it must not get the whole cluster recreated.
@@ -98,8 +127,12 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 	if err != nil {
 		return nil, err
 	}
+	refs := []string{set.Workload, set.Kwok}
+	if spec.NoKwok {
+		refs = refs[:1]
+	}
 	done := log.Step("loading workload and kwok images onto the nodes")
-	for _, ref := range []string{set.Workload, set.Kwok} {
+	for _, ref := range refs {
 		if err = cluster.LoadImage(ctx, env, ref); err != nil {
 			break
 		}
@@ -109,12 +142,14 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 		return nil, err
 	}
 	env.WorkloadImage = set.Workload
-	env.Versions.Docker = dockerVersion
+	env.Versions.Docker = spec.DockerVersion
 	env.Versions.NodeImageFrom = set.NodeFrom
-	if err := installKwok(ctx, log, env, set, o.FakeNodes); err != nil {
+	if spec.NoKwok {
+		return env, nil
+	}
+	if err := installKwok(ctx, log, env, set, spec.FakeNodes); err != nil {
 		return nil, err
 	}
-	log.Infof("cluster %q ready in %s: kubeconfig %s", env.Name, time.Since(begin).Round(100*time.Millisecond), env.KubeconfigPath)
 	return env, nil
 }
 
