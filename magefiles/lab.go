@@ -19,58 +19,41 @@ import (
 	"github.com/termlab/termlab/labs"
 )
 
-// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them.
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects.
 type Lab mg.Namespace
 
 // One line per lab; the list of labs is labs.All (labs/registry.go).
 
 // Finalizer runs lab:finalizer: a finalizer nobody removes, on a real worker and on a kwok fake node.
-func (Lab) Finalizer(ctx context.Context, by *string) error { return runLabBy(ctx, "finalizer", by) }
+func (Lab) Finalizer(ctx context.Context) error { return runLab(ctx, "finalizer") }
 
 // Force runs lab:force: a force delete on a healthy worker, the container outliving its API object.
-func (Lab) Force(ctx context.Context, by *string) error { return runLabBy(ctx, "force", by) }
+func (Lab) Force(ctx context.Context) error { return runLab(ctx, "force") }
 
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
-func (Lab) Orphan(ctx context.Context, by *string) error { return runLabBy(ctx, "orphan", by) }
+func (Lab) Orphan(ctx context.Context) error { return runLab(ctx, "orphan") }
 
 // Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.
-func (Lab) Stuck(ctx context.Context, by *string) error { return runLabBy(ctx, "stuck", by) }
+func (Lab) Stuck(ctx context.Context) error { return runLab(ctx, "stuck") }
 
 // Statefulset runs lab:statefulset: at most one pod per identity, until a force delete makes two processes write under one name.
-func (Lab) Statefulset(ctx context.Context, by *string) error {
-	return runLabBy(ctx, "statefulset", by)
-}
+func (Lab) Statefulset(ctx context.Context) error { return runLab(ctx, "statefulset") }
 
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
-func (Lab) Kwok(ctx context.Context, by *string) error { return runLabBy(ctx, "kwok", by) }
+func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
 
 // All runs every lab of the registry (labs/registry.go) in order.
 func (Lab) All(ctx context.Context) error { return runLabs(ctx, labs.All...) }
 
-func runLab(ctx context.Context, name string) error { return runLabBy(ctx, name, nil) }
-
-// runLabBy runs the named lab; by (-by=termlab|script|you) says who does its actions.
-func runLabBy(ctx context.Context, name string, by *string) error {
+func runLab(ctx context.Context, name string) error {
 	def, ok := labs.ByName(name)
 	if !ok {
 		return fmt.Errorf("no lab %q in labs/registry.go", name)
 	}
-	return runLabsBy(ctx, by, def)
+	return runLabs(ctx, def)
 }
 
 func runLabs(ctx context.Context, defs ...lab.Definition) error {
-	return runLabsBy(ctx, nil, defs...)
-}
-
-func runLabsBy(ctx context.Context, byFlag *string, defs ...lab.Definition) error {
-	by := ""
-	if byFlag != nil {
-		by = *byFlag
-	}
-	by, err := lab.ParseBy(by)
-	if err != nil {
-		return err
-	}
 	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err
@@ -87,7 +70,7 @@ func runLabsBy(ctx context.Context, byFlag *string, defs ...lab.Definition) erro
 	if err != nil {
 		return err
 	}
-	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by}, defs...)
+	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
 	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
 		log.Infof("index of runs: %s", index)
 	} else {

@@ -58,6 +58,27 @@ type Record struct {
 	// (audit.jsonl), in the order the server wrote them; empty when the
 	// cluster keeps no audit log.
 	Audit []AuditEvent `json:"-"`
+	// Lists are LISTs of the run's pods taken at chosen moments, to check
+	// the watch's record against the API server's own answer (lab:scale).
+	Lists []PodList `json:"pod_lists,omitempty"`
+}
+
+// PodList is one LIST of the run's pods: when, why, at which
+// resourceVersion, and each pod as listed.
+type PodList struct {
+	Why             string      `json:"why"`
+	Step            string      `json:"step"`
+	At              time.Time   `json:"at"`
+	ResourceVersion string      `json:"resourceVersion"`
+	Pods            []ListedPod `json:"pods"`
+}
+
+// ListedPod is one pod as a LIST returned it.
+type ListedPod struct {
+	Name            string   `json:"name"`
+	UID             string   `json:"uid"`
+	ResourceVersion string   `json:"resourceVersion"`
+	Finalizers      []string `json:"finalizers,omitempty"`
 }
 
 // Step is a named stage of the experiment.

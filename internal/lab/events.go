@@ -61,3 +61,11 @@ func (r *Run) act(kind, target string, request any, equivalent string, do func()
 	}
 	return err
 }
+
+// Act performs do as a recorded action: kind and target name it, request is
+// the exact request (as JSON), equivalent the command a person would type.
+// It is for a lab's own requests that Run has no helper for (a namespace
+// delete, a batch of creates); the action is emitted like every other.
+func (r *Run) Act(kind, target string, request any, equivalent string, do func() error) error {
+	return r.act(kind, target, request, equivalent, do)
+}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
@@ -58,14 +59,6 @@ type Options struct {
 	// Events, if set, receives the run's structured events (see Event), in
 	// order, from the goroutine that runs the lab; it must not block long.
 	Events func(Event)
-	// By says who does the lab's actions while its steps run: termlab
-	// (ByTermlab, the default), scripts/<lab>.sh (ByScript) or a person at
-	// In/Out (ByYou, default the terminal). termlab still creates the pods,
-	// observes and cleans up; the actions are then recorded from the API
-	// server's audit log and the node (by.go).
-	By  string
-	In  io.Reader
-	Out io.Writer
 }
 
 // Definition is one lab: everything the targets, the workshop, its guide,
@@ -212,7 +205,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		return nil, err
 	}
 	rec, err := recorder.Start(ctx, recorder.Config{
-		Client: env.Client, Lab: def.Name, RunID: id, Namespace: r.Namespace,
+		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
 	})
 	if err != nil {
@@ -228,15 +221,6 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		rec.Notef("before the run: %s", rep)
 	}
 	fail("copying the inputs", r.copyInputs(def))
-	act, closeActor, err := r.newActor(def)
-	if err != nil {
-		fail("preparing -by="+opts.By, err)
-		act, closeActor = nil, func() {}
-	}
-	defer closeActor()
-	if act != nil {
-		rec.Notef("the lab's actions were done by %s and are recorded from the API server's audit log and the node", map[string]string{ByScript: "scripts/" + def.Name + ".sh", ByYou: "a person at the terminal"}[opts.By])
-	}
 
 	// Steps, bounded, with cleanup on every exit path (panics included).
 	func() {
@@ -247,12 +231,6 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 				fail("the lab panicked", fmt.Errorf("%v", p))
 			}
 		}()
-		r.setActor(act)
-		defer r.setActor(nil)
-		if opts.By != ByTermlab && act == nil {
-			fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", opts.By))
-			return
-		}
 		if err := def.Steps(stepCtx, r); err != nil {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("interrupted: %w", err)
@@ -437,4 +415,28 @@ func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Def
 		return sums, errors.New(strings.Join(failed, "\n"))
 	}
 	return sums, nil
+}
+
+// recorderClient is the recorder's own connection, so that its watches keep
+// up with thousands of pods (the API server closes a watch whose client
+// falls behind: a gap): protobuf, which the API server encodes and client-go
+// decodes several times faster than JSON (go test -bench=Recorder
+// ./internal/recorder/); HTTP/1.1, so each watch has a TCP connection of its
+// own instead of sharing one HTTP/2 connection with the lab's requests; no
+// client-side rate limit worth the name between its LISTs. Without a REST
+// config (tests) it is env.Client.
+func recorderClient(env *cluster.Env) kubernetes.Interface {
+	if env.RESTConfig == nil {
+		return env.Client
+	}
+	cfg := rest.CopyConfig(env.RESTConfig)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.QPS, cfg.Burst = 200, 400
+	cfg.NextProtos = []string{"http/1.1"}
+	c, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return env.Client
+	}
+	return c
 }

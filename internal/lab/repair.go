@@ -23,7 +23,8 @@ import (
 
 // RepairLeftovers puts back what a killed earlier run may have left: a real
 // worker whose kubelet is not active (started again, and any dead-man's
-// switch still armed disarmed: internal/kubelet.Restore), pods labelled with a
+// switch still armed disarmed: internal/kubelet.Restore), nodes a run created
+// (kwok fake nodes labelled with its run id: deleted), pods labelled with a
 // run id that still carry finalizers (finalizers removed), and namespaces of
 // earlier runs (deleted). Namespaces kept on purpose (Options.Keep) are left
 // alone. It returns one line per repair, for the user and the record.
@@ -52,6 +53,14 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 
 	untainted, err := removeLeftoverTaints(ctx, env.Client)
 	for _, line := range untainted {
+		say("%s", line)
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+
+	deleted, err := removeLeftoverNodes(ctx, env.Client, currentRunID)
+	for _, line := range deleted {
 		say("%s", line)
 	}
 	if err != nil {
@@ -169,6 +178,37 @@ func removeLeftoverTaints(ctx context.Context, client kubernetes.Interface) ([]s
 			continue
 		}
 		repairs = append(repairs, fmt.Sprintf("node %s still carried the %s taint of run %s (it did not finish): removed it", n.Name, oos.Key, run))
+	}
+	return repairs, errors.Join(errs...)
+}
+
+// removeLeftoverNodes deletes the nodes an earlier run created (a lab's own
+// kwok fake nodes, labelled with its run id): that run did not finish.
+func removeLeftoverNodes(ctx context.Context, client kubernetes.Interface, currentRunID string) ([]string, error) {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes of earlier runs: %w", err)
+	}
+	byRun := map[string][]string{}
+	var runs []string
+	var errs []error
+	for _, n := range list.Items {
+		run := n.Labels[RunIDLabel]
+		if run == currentRunID {
+			continue
+		}
+		if err := client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting node %s of run %s: %w", n.Name, run, err))
+			continue
+		}
+		if byRun[run] == nil {
+			runs = append(runs, run)
+		}
+		byRun[run] = append(byRun[run], n.Name)
+	}
+	var repairs []string
+	for _, run := range runs {
+		repairs = append(repairs, fmt.Sprintf("%d node(s) of run %s were still there (it did not finish): deleted them (%s)", len(byRun[run]), run, strings.Join(byRun[run], ", ")))
 	}
 	return repairs, errors.Join(errs...)
 }

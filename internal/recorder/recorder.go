@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
@@ -123,28 +124,32 @@ var recordedFiles = []string{evidence.EventsFile, evidence.KubeEventsFile, evide
 
 // handle records one watch event (or a LISTED object); the watch loop deals
 // with errors.
-func (r *Recorder) handle(what string, ev watch.Event) {
+func (r *Recorder) handle(what string, ev watch.Event) { r.handleAt(what, ev, now()) }
+
+// handleAt records the event as observed at at: when it came off the watch
+// stream, which may be a moment before it is recorded (watch.go).
+func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 	if ev.Type == watch.Bookmark || ev.Type == watch.Error {
 		return
 	}
 	switch o := ev.Object.(type) {
 	case *corev1.Pod:
-		r.addPod(string(ev.Type), o)
+		r.addPod(string(ev.Type), o, at)
 	case *corev1.Event:
-		r.addKubeEvent(string(ev.Type), o)
+		r.addKubeEvent(string(ev.Type), o, at)
 	case *corev1.Node:
-		r.addNode(string(ev.Type), o)
+		r.addNode(string(ev.Type), o, at)
 	}
 }
 
-func (r *Recorder) addPod(typ string, pod *corev1.Pod) {
+func (r *Recorder) addPod(typ string, pod *corev1.Pod, at time.Time) {
 	obj := pod.DeepCopy()
 	obj.APIVersion, obj.Kind = "v1", "Pod"
 	raw, err := json.Marshal(obj)
 	if err != nil {
 		raw = nil
 	}
-	e := evidence.PodEvent{ObservedAt: now(), Type: typ, PodState: evidence.StateOf(pod), Object: raw}
+	e := evidence.PodEvent{ObservedAt: at, Type: typ, PodState: evidence.StateOf(pod), Object: raw}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.PodEvents = append(r.rec.PodEvents, e)
@@ -152,9 +157,9 @@ func (r *Recorder) addPod(typ string, pod *corev1.Pod) {
 	r.broadcast()
 }
 
-func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event) {
+func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event, at time.Time) {
 	k := evidence.KubeEvent{
-		ObservedAt: now(), Type: typ, ResourceVersion: ev.ResourceVersion,
+		ObservedAt: at, Type: typ, ResourceVersion: ev.ResourceVersion,
 		Object: ev.InvolvedObject.Kind + "/" + ev.InvolvedObject.Name,
 		Reason: ev.Reason, Message: ev.Message, Count: ev.Count,
 		Source: strings.TrimSpace(ev.Source.Component + " " + ev.Source.Host),
@@ -170,11 +175,11 @@ func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event) {
 }
 
 // addNode records the node's Ready condition when it differs from the last one recorded.
-func (r *Recorder) addNode(typ string, node *corev1.Node) {
+func (r *Recorder) addNode(typ string, node *corev1.Node, at time.Time) {
 	if !contains(r.cfg.Nodes, node.Name) {
 		return
 	}
-	n := evidence.NodeEventOf(typ, node, now())
+	n := evidence.NodeEventOf(typ, node, at)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if typ != "DELETED" {
@@ -265,6 +270,7 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Notes = append([]evidence.Note(nil), r.rec.Notes...)
 	c.Gaps = append(append([]evidence.WatchGap(nil), r.rec.Gaps...), r.openGapsLocked()...)
 	c.Ledgers = append([]evidence.LedgerRead(nil), r.rec.Ledgers...)
+	c.Lists = append([]evidence.PodList(nil), r.rec.Lists...)
 	return &c
 }
 
@@ -447,3 +453,50 @@ func writeJSON(path string, v any) error {
 
 // now is the observation clock: wall time in UTC, without the monotonic reading.
 func now() time.Time { return time.Now().UTC().Round(0) }
+
+// WaitEvents hands every recorded pod event to visit exactly once, in the
+// order recorded (those recorded before the call first), until visit returns
+// true or ctx ends. Unlike WaitPod it never looks at an event twice, so a
+// lab waiting on thousands of pods costs one pass over the record.
+func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evidence.PodEvent) bool) error {
+	next := 0
+	for {
+		r.mu.Lock()
+		batch := r.rec.PodEvents[next:len(r.rec.PodEvents):len(r.rec.PodEvents)]
+		next = len(r.rec.PodEvents)
+		changed := r.changed
+		r.mu.Unlock()
+		// The recorder only appends, so the batch stays valid unlocked.
+		for _, e := range batch {
+			if visit(e) {
+				return nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (%d pod events recorded)", what, context.Cause(ctx), next)
+		}
+	}
+}
+
+// ListPods LISTs the run's pods (the recorder's own selector) and adds the
+// answer to the record, in the current step: names, UIDs, resourceVersions
+// and finalizers, to check the watch's record against.
+func (r *Recorder) ListPods(ctx context.Context, why string) (evidence.PodList, error) {
+	at := now()
+	l, err := r.cfg.Client.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.cfg.PodSelector})
+	if err != nil {
+		return evidence.PodList{}, fmt.Errorf("listing the run's pods (%s): %w", why, err)
+	}
+	pl := evidence.PodList{Why: why, At: at, ResourceVersion: l.ResourceVersion, Pods: make([]evidence.ListedPod, 0, len(l.Items))}
+	for _, p := range l.Items {
+		pl.Pods = append(pl.Pods, evidence.ListedPod{Name: p.Name, UID: string(p.UID), ResourceVersion: p.ResourceVersion, Finalizers: p.Finalizers})
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	pl.Step = r.currentStepLocked()
+	r.rec.Lists = append(r.rec.Lists, pl)
+	r.broadcast()
+	return pl, nil
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -167,26 +168,89 @@ func (r *Recorder) watchLoop(ctx context.Context, src watchSource, rv string) {
 // follow records the events of one watch until it ends or ctx does. It
 // returns the last resourceVersion seen, why the watch ended, and whether it
 // ended because that version is too old to watch from.
+//
+// One goroutine only takes events off the stream and stamps them; this one
+// records them. The API server closes a watch whose client falls behind (its
+// buffer of about a second of events full for longer than a 100 ms budget),
+// so taking events off must never wait on recording them (the JSON, the
+// files, the lock the lab's waits share).
 func (r *Recorder) follow(ctx context.Context, source string, w watch.Interface, rv string) (lastRV, why string, expired bool) {
 	defer w.Stop()
+	q := &inbox{ready: make(chan struct{}, 1)}
+	go q.fill(w)
 	for {
-		select {
-		case <-ctx.Done():
+		if ctx.Err() != nil {
 			return rv, "", false
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return rv, fmt.Sprintf("the watch stream ended after resourceVersion %s", rv), false
-			}
+		}
+		batch, open := q.take()
+		for _, in := range batch {
+			ev := in.ev
 			if ev.Type == watch.Error {
 				err := apierrors.FromObject(ev.Object)
 				return rv, fmt.Sprintf("the watch reported an error after resourceVersion %s: %v", rv, err), tooOld(err)
 			}
-			r.handle(source, ev)
+			r.handleAt(source, ev, in.at)
 			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
 				rv = m.GetResourceVersion()
 			}
 		}
+		if len(batch) > 0 {
+			continue
+		}
+		if !open {
+			return rv, fmt.Sprintf("the watch stream ended after resourceVersion %s", rv), false
+		}
+		select {
+		case <-ctx.Done():
+			return rv, "", false
+		case <-q.ready:
+		}
 	}
+}
+
+// received is a watch event and when it came off the stream.
+type received struct {
+	ev watch.Event
+	at time.Time
+}
+
+// inbox holds the events taken off one watch stream until they are recorded.
+type inbox struct {
+	mu     sync.Mutex
+	events []received
+	closed bool
+	ready  chan struct{} // a token whenever events arrive or the stream ends
+}
+
+// fill takes every event off the stream as it comes, until the stream ends.
+func (q *inbox) fill(w watch.Interface) {
+	for ev := range w.ResultChan() {
+		at := now()
+		q.mu.Lock()
+		q.events = append(q.events, received{ev, at})
+		q.mu.Unlock()
+		q.signal()
+	}
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *inbox) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the events waiting (nil when none) and whether the stream is still open.
+func (q *inbox) take() ([]received, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	batch := q.events
+	q.events = nil
+	return batch, !q.closed || len(batch) > 0
 }
 
 // tooOld reports whether err says the server can no longer serve a watch

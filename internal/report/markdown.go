@@ -108,23 +108,34 @@ func Markdown(run Run) []byte {
 
 	if len(rec.Actions) > 0 {
 		p("## Requests and node commands\n\nWhat the lab did, as a person would type it (exact requests below and in [%s](%s)).\n\n| # | start | what | as a user would type it | result |\n|---|---|---|---|---|\n", evidence.ActionsFile, evidence.ActionsFile)
-		for i, a := range rec.Actions {
+		actions := rec.Actions
+		if len(actions) > maxRows {
+			actions = actions[:maxRows]
+		}
+		for i, a := range actions {
 			result := fmt.Sprintf("ok in %s", a.FinishedAt.Sub(a.StartedAt).Round(time.Millisecond))
 			if a.Error != "" {
 				result = "error: " + a.Error
 			}
 			p("| %d | %s | %s %s | `%s` | %s |\n", i+1, rel(rec.StartedAt, a.StartedAt), a.Kind, a.Target, cell(a.Equivalent), cell(result))
 		}
-		p("\n<details><summary>The exact requests (%d)</summary>\n\n", len(rec.Actions))
-		for i, a := range rec.Actions {
+		if len(actions) < len(rec.Actions) {
+			p("| | | … %d more | | |\n", len(rec.Actions)-len(actions))
+		}
+		p("\n<details><summary>The exact requests (%d)</summary>\n\n", len(actions))
+		for i, a := range actions {
 			p("%d. %s %s:\n\n   ```json\n   %s\n   ```\n\n", i+1, a.Kind, a.Target, strings.ReplaceAll(indentJSON(a.Request), "\n", "\n   "))
 		}
 		p("</details>\n\n")
 	}
 
-	pods := rec.Pods()
+	pods, omitted := DrawnPods(rec)
 	if len(pods) > 0 {
-		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.\n\n<details><summary>The transition table, %s</summary>\n\n", plural(len(pods), "pod"))
+		p("## Deletion as a sequence of transitions\n\nEach pod's watch events normalised to the ordered changes of the fields deletion is about (times, UIDs and resourceVersions left out), from the first event with a deletionTimestamp on. Rows with the same event number arrived in one watch event.")
+		if len(omitted) > 0 {
+			p(" The table and the picture show the first %d of %d pods; every pod's events are in [%s](%s).", len(pods), len(pods)+len(omitted), evidence.EventsFile, evidence.EventsFile)
+		}
+		p("\n\n<details><summary>The transition table, %s</summary>\n\n", plural(len(pods), "pod"))
 		seqs := make([][]claims.Transition, len(pods))
 		longest := 0
 		p("| # |")
@@ -161,8 +172,14 @@ func Markdown(run Run) []byte {
 	}
 
 	rows := timelineRows(rec)
-	p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n<details><summary>All %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", len(rows))
-	for _, r := range rows {
+	shown := rows
+	if len(rows) > maxRows {
+		shown = rows[:maxRows]
+		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started): the first %d of %d records (all of them are in the JSONL files).\n\n<details><summary>The first %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", maxRows, len(rows), maxRows)
+	} else {
+		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n<details><summary>All %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", len(rows))
+	}
+	for _, r := range shown {
 		p("| %s | %s | %s |\n", rel(rec.StartedAt, r.at), r.source, cell(r.what))
 	}
 	p("\n</details>\n\n")
@@ -192,6 +209,10 @@ func Markdown(run Run) []byte {
 	p("- [%s](%s): one test case per claim\n", JUnitFile, JUnitFile)
 	return []byte(b.String())
 }
+
+// maxRows bounds the report's tables of records and requests: a run of
+// thousands of pods keeps its report readable; the JSONL files hold all.
+const maxRows = 400
 
 type row struct {
 	at     time.Time

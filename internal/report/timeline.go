@@ -86,7 +86,11 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 		tl.End = lastTime(rec)
 	}
 	tl.Origin = tl.Start
+	pods, omitted := DrawnPods(rec)
 	for _, a := range rec.Actions {
+		if omitted[a.Target] {
+			continue
+		}
 		tl.Markers = append(tl.Markers, Marker{At: a.StartedAt, Label: a.Kind + " " + a.Target})
 	}
 	// Numbered in time order, so that markers close in time get neighbouring numbers.
@@ -96,7 +100,7 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 			tl.Origin = a.StartedAt
 		}
 	}
-	for _, pod := range rec.Pods() {
+	for _, pod := range pods {
 		api := apiLane(rec, pod, tl.End)
 		ctr, obs := containerLane(rec, pod, tl.End)
 		if len(obs) == 0 && onFakeNode(rec, pod) {
@@ -135,6 +139,25 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 		tl.Lanes = append(tl.Lanes, nodeLanes(rec, node, tl.End)...)
 	}
 	return tl
+}
+
+// MaxDrawnPods is how many pods the picture and the per-pod tables show:
+// a run of thousands of pods (lab:scale) shows its first ones, and says so;
+// every event stays in events.jsonl.
+const MaxDrawnPods = 12
+
+// DrawnPods returns the pods the report draws, in order of first appearance,
+// and the ones it leaves out.
+func DrawnPods(rec *evidence.Record) (drawn []string, omitted map[string]bool) {
+	pods := rec.Pods()
+	if len(pods) <= MaxDrawnPods {
+		return pods, nil
+	}
+	omitted = map[string]bool{}
+	for _, p := range pods[MaxDrawnPods:] {
+		omitted[p] = true
+	}
+	return pods[:MaxDrawnPods], omitted
 }
 
 func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
