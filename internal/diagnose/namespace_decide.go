@@ -47,6 +47,7 @@ const (
 	FindDiscovery    = "discovery"
 	FindAPIServices  = "apiservices"
 	FindPodsSkipped  = "pods.skipped"
+	FindNSOrdered    = "namespace.pods_first"
 )
 
 // FindNSCondition is the id of a namespace condition's finding.
@@ -105,6 +106,7 @@ func (d *nsDecider) decide() NamespaceReport {
 	d.discovery()
 	d.apiServices()
 	d.remaining()
+	d.podsFirst()
 	d.finalizers()
 	d.dryRuns()
 	d.pods()
@@ -314,6 +316,46 @@ func (d *nsDecider) remaining() {
 				Text: text + " None carries a finalizer: the namespace controller deletes them itself and they go once it has; if they stay, the namespace conditions say why (a failed deletion, a failed discovery)."})
 		}
 	}
+}
+
+// waitingOnPods are the remaining objects other than pods that have no
+// deletionTimestamp while pods remain: the namespace controller deletes
+// pods first and the rest only once every pod is gone (ordered namespace
+// deletion), so those were never asked to go.
+func (d *nsDecider) waitingOnPods() (pods []string, rest []string) {
+	if !d.terminating() {
+		return nil, nil
+	}
+	for _, t := range d.c.Types {
+		for _, o := range t.Objects {
+			switch {
+			case t.GVR == podsGVR:
+				pods = append(pods, o.Name)
+			case o.DeletionTimestamp == nil:
+				rest = append(rest, ObjectRef(t.Resource, o.Name))
+			}
+		}
+	}
+	if len(pods) == 0 {
+		return nil, nil
+	}
+	return pods, rest
+}
+
+func (d *nsDecider) podsFirst() {
+	pods, rest := d.waitingOnPods()
+	if len(rest) == 0 {
+		return
+	}
+	ev := []string{TypeFile("pods") + ": metadata.name"}
+	for _, t := range d.c.Types {
+		if t.GVR != podsGVR && len(t.Objects) > 0 {
+			ev = append(ev, TypeFile(t.Resource)+": metadata.deletionTimestamp")
+		}
+	}
+	d.add(Finding{ID: FindNSOrdered, Level: Blocking, Verdict: "waiting on pods", Evidence: ev,
+		Text: fmt.Sprintf("%s %s no deletionTimestamp though the namespace's deletion was requested %s ago, while pods remain (%s): the namespace controller deletes pods first and deletes the rest only once every pod is gone (ordered namespace deletion). Until then the namespace conditions may say all content was removed; the pods hold everything.",
+			strings.Join(rest, ", "), map[bool]string{true: "has", false: "have"}[len(rest) == 1], round(d.c.At.Sub(d.c.Namespace.DeletionTimestamp.Time)), strings.Join(pods, ", "))})
 }
 
 // holder is one finalizer and every object it is on.
@@ -553,6 +595,10 @@ func (d *nsDecider) answer() string {
 		s = append(s, head+": nothing remains among the types that could be listed.")
 	default:
 		s = append(s, head+": nothing remains in it that could be listed.")
+	}
+	if pods, rest := d.waitingOnPods(); len(rest) > 0 {
+		s = append(s, fmt.Sprintf("The rest (%s) is not even being deleted yet: the namespace controller deletes pods first and waits until every pod is gone, so pod %s holds everything.",
+			strings.Join(rest, ", "), strings.Join(pods, ", ")))
 	}
 	for _, f := range ns.Finalizers {
 		ctl := c.Controllers[f]

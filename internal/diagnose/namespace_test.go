@@ -227,6 +227,18 @@ func TestNamespaceRemainingPod(t *testing.T) {
 		t.Errorf("pods %+v", r.Pods)
 	}
 
+	if _, ok := r.Finding(FindNSOrdered); ok {
+		t.Errorf("w1 has a deletionTimestamp, yet a finding says it waits on pods")
+	}
+
+	// w1 was never asked to go: the namespace controller waits on the pod first.
+	c.Types[0].Objects[0].DeletionTimestamp = nil
+	r = DecideNamespace(c)
+	if f := mustFindNS(t, r, FindNSOrdered); f.Level != Blocking || !strings.Contains(f.Text, "widgets.example.com/w1 has no deletionTimestamp") {
+		t.Errorf("pods-first finding: %+v", f)
+	}
+	contains(t, "answer", r.Answer, "The rest (widgets.example.com/w1) is not even being deleted yet", "so pod held holds everything")
+
 	// A pod that could not be read is "not checked", never a guess.
 	c.Pods = []PodDiagnosis{{Name: "held", Err: "reading pod ns/held: timeout"}}
 	if f := mustFindNS(t, DecideNamespace(c), FindPod("held")); f.Level != NotChecked {
