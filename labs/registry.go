@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs/scale"
 	"github.com/termlab/termlab/labs/statefulset"
 	"github.com/termlab/termlab/labs/stuck"
 )
@@ -23,6 +24,7 @@ var All = []lab.Definition{
 	stuck.Definition,
 	statefulset.Definition,
 	kwoklab.Definition,
+	scale.Definition,
 }
 
 // ByName returns the registered lab with the name.

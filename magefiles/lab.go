@@ -17,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/runlock"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/labs"
+	"github.com/termlab/termlab/labs/scale"
 )
 
 // Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects.
@@ -41,6 +42,14 @@ func (Lab) Statefulset(ctx context.Context) error { return runLab(ctx, "stateful
 
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
 func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
+
+// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful.
+func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset *string) error {
+	if err := scale.Use(scale.Flags(nodes, pods, finalizers, stageset)); err != nil {
+		return err
+	}
+	return runLab(ctx, "scale")
+}
 
 // All runs every lab of the registry (labs/registry.go) in order.
 func (Lab) All(ctx context.Context) error { return runLabs(ctx, labs.All...) }

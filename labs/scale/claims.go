@@ -1,0 +1,459 @@
+package scale
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Bounds of the claims, each from the mechanism.
+const (
+	// namespaceRequeue is the longest the namespace controller waits between
+	// two looks at a namespace whose content remains (k8s.io/kubernetes
+	// v1.37.2 pkg/controller/namespace: it requeues after estimate/2+1 s).
+	// The estimate is the longest terminationGracePeriodSeconds (30 s here)
+	// of a pod not yet terminal while the namespace is younger in deletion
+	// than that, else 15 s for pods with finalizers left
+	// (finalizerEstimateSeconds): 30/2+1 = 16 s at most. The controller does
+	// not watch pods, so the namespace goes at its first look after the last
+	// finalizer went.
+	namespaceRequeue = 16 * time.Second
+	// namespaceSyncAllowance bounds that look itself on a loaded machine,
+	// apart from deleting Events: LIST every namespaced resource type, drop
+	// the namespace's finalizer, the watch event.
+	namespaceSyncAllowance = 5 * time.Second
+	// eventDeletionFloor is the slowest the API server is taken to delete the
+	// namespace's Events in that last look (DeleteCollection, item by item).
+	// The stages emit one Killing Event per pod while the namespace is being
+	// deleted, after the controller's first look deleted the Events there
+	// were, so the last look deletes thousands. Observed ≈ 320/s on this
+	// 2-core machine (lab:scale, 5,000 pods); a third of that.
+	eventDeletionFloor = 100 // Events per second
+)
+
+// GoneWithin is the bound: the namespace is gone within it after the last
+// finalizer release finished, when events Events were in the namespace then.
+func GoneWithin(events int) time.Duration {
+	return namespaceRequeue + namespaceSyncAllowance + time.Duration(events)*time.Second/eventDeletionFloor
+}
+
+// Claim ids.
+const (
+	ClaimRan       = "scale.every_pod_ran"
+	ClaimDeleted   = "scale.every_pod_deleted"
+	ClaimHeld      = "scale.finalizers_held_until_released"
+	ClaimNamespace = "scale.namespace_gone_within_bound"
+	ClaimComplete  = "scale.record_complete"
+)
+
+// Files the claims cite.
+const (
+	eventsFile  = evidence.EventsFile
+	recordFile  = evidence.RecordFile
+	actionsFile = evidence.ActionsFile
+	gapsFile    = evidence.WatchGapsFile
+)
+
+// Why each LIST was taken (evidence.PodList.Why begins with it).
+const (
+	listBefore = "before the namespace delete"
+	listFinal  = "final"
+)
+
+// facts is what the claims read from the record, indexed once: a run has
+// tens of thousands of events, so nothing here scans the record per pod.
+type facts struct {
+	size       Size
+	sizeOK     bool
+	before     *evidence.PodList
+	final      *evidence.PodList
+	events     map[string][]evidence.PodEvent
+	order      []string // pods in order of first event
+	create     evidence.Action
+	createOK   bool
+	nsDelete   evidence.Action
+	nsDeleteOK bool
+	releases   map[string]evidence.Action
+	lastRel    time.Time // the last release's end
+	firstRel   time.Time
+	gone       NamespaceGone
+	goneOK     bool
+	usage      Usage
+	usageOK    bool
+	relisted   int
+}
+
+func read(rec *evidence.Record) *facts {
+	f := &facts{events: map[string][]evidence.PodEvent{}, releases: map[string]evidence.Action{}}
+	for _, n := range rec.Notes {
+		if rest, ok := strings.CutPrefix(n.Text, sizeNote); ok {
+			f.sizeOK = json.Unmarshal([]byte(rest), &f.size) == nil
+		}
+		if rest, ok := strings.CutPrefix(n.Text, namespaceNote); ok {
+			f.goneOK = json.Unmarshal([]byte(rest), &f.gone) == nil
+		}
+		if rest, ok := strings.CutPrefix(n.Text, usageNote); ok {
+			f.usageOK = json.Unmarshal([]byte(rest), &f.usage) == nil
+		}
+	}
+	for i := range rec.Lists {
+		l := &rec.Lists[i]
+		switch {
+		case strings.HasPrefix(l.Why, listBefore) && f.before == nil:
+			f.before = l
+		case strings.HasPrefix(l.Why, listFinal):
+			f.final = l
+		}
+	}
+	for _, e := range rec.PodEvents {
+		if _, seen := f.events[e.Name]; !seen {
+			f.order = append(f.order, e.Name)
+		}
+		f.events[e.Name] = append(f.events[e.Name], e)
+		if e.Type == "LISTED" {
+			f.relisted++
+		}
+	}
+	for _, a := range rec.Actions {
+		switch a.Kind {
+		case "create-pods":
+			f.create, f.createOK = a, a.Succeeded()
+		case "delete-namespace":
+			f.nsDelete, f.nsDeleteOK = a, a.Succeeded()
+		case "remove-finalizers":
+			if _, dup := f.releases[a.Target]; !dup {
+				f.releases[a.Target] = a
+			}
+			if a.FinishedAt.After(f.lastRel) {
+				f.lastRel = a.FinishedAt
+			}
+			if f.firstRel.IsZero() || a.StartedAt.Before(f.firstRel) {
+				f.firstRel = a.StartedAt
+			}
+		}
+	}
+	return f
+}
+
+// deletedAt is the pod's first DELETED event.
+func (f *facts) deletedAt(pod string) (evidence.PodEvent, bool) {
+	for _, e := range f.events[pod] {
+		if e.Type == "DELETED" {
+			return e, true
+		}
+	}
+	return evidence.PodEvent{}, false
+}
+
+// Claims decides lab:scale's claims from the record.
+func Claims(rec *evidence.Record) []claims.Claim {
+	f := read(rec)
+	fig := FiguresOf(rec)
+	return []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
+}
+
+// verdict builds one claim.
+type verdict struct {
+	c        claims.Claim
+	failures []string
+	checked  int
+}
+
+func newVerdict(id, statement string, evidence ...string) *verdict {
+	return &verdict{c: claims.Claim{ID: id, Statement: statement, Observed: map[string]any{}, Evidence: evidence}}
+}
+
+func (v *verdict) observe(k string, x any) { v.c.Observed[k] = x }
+
+func (v *verdict) require(ok bool, format string, args ...any) bool {
+	v.checked++
+	if !ok {
+		v.failures = append(v.failures, fmt.Sprintf(format, args...))
+	}
+	return ok
+}
+
+func (v *verdict) done() claims.Claim {
+	c := v.c
+	switch {
+	case len(v.failures) > 0:
+		c.Verdict, c.Reason = claims.Fail, strings.Join(v.failures, "; ")
+	case v.checked == 0:
+		c.Verdict, c.Reason = claims.Fail, "nothing was checked"
+	default:
+		c.Verdict = claims.Pass
+	}
+	return c
+}
+
+// few names at most five items of a list, and how many there are.
+func few(names []string) string {
+	sort.Strings(names)
+	if len(names) > 5 {
+		return fmt.Sprintf("%s … (%d in all)", strings.Join(names[:5], ", "), len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+func ran(f *facts, fig Figures) claims.Claim {
+	v := newVerdict(ClaimRan, "Every pod the run created — the size asked for, every one in the LIST taken before the namespace delete — was reported Running and Ready on a fake node of the run before the namespace delete was sent.", eventsFile, recordFile)
+	if !v.require(f.sizeOK, "the run's size was not recorded") || !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.done()
+	}
+	v.observe("pods", f.size.Pods)
+	v.observe("listed_before_delete", len(f.before.Pods))
+	v.require(len(f.before.Pods) == f.size.Pods, "the LIST before the delete held %d pods, the run asked for %d", len(f.before.Pods), f.size.Pods)
+	var notRunning []string
+	running := 0
+	for _, p := range f.before.Pods {
+		ok := false
+		for _, e := range f.events[p.Name] {
+			if f.nsDeleteOK && e.ObservedAt.After(f.nsDelete.StartedAt) {
+				break
+			}
+			if isRunning(e) && strings.HasPrefix(e.NodeName, "scale-") {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			running++
+		} else {
+			notRunning = append(notRunning, p.Name)
+		}
+	}
+	v.observe("running_before_delete", running)
+	v.require(len(notRunning) == 0, "%d pods were never reported Running and Ready on a fake node of the run before the delete: %s", len(notRunning), few(notRunning))
+	v.observe("create_pods_per_second", fig.CreatePerSecond)
+	v.observe("running_pods_per_second", fig.RunningPerSecond)
+	return v.done()
+}
+
+func deleted(f *facts, fig Figures) claims.Claim {
+	v := newVerdict(ClaimDeleted, "Every pod of the LIST taken before the namespace delete reached DELETED on the watch, and the final LIST, taken after the namespace was gone, returned no pod.", eventsFile, recordFile)
+	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.done()
+	}
+	var missing []string
+	for _, p := range f.before.Pods {
+		if _, ok := f.deletedAt(p.Name); !ok {
+			missing = append(missing, p.Name)
+		}
+	}
+	v.observe("deleted", len(f.before.Pods)-len(missing))
+	v.require(len(missing) == 0, "%d listed pods never reached DELETED: %s", len(missing), few(missing))
+	if v.require(f.final != nil, "no final LIST was recorded") {
+		v.observe("final_list_pods", len(f.final.Pods))
+		var left []string
+		for _, p := range f.final.Pods {
+			left = append(left, p.Name)
+		}
+		v.require(len(left) == 0, "the final LIST still returned %d pods: %s", len(left), few(left))
+	}
+	v.observe("deleted_pods_per_second", fig.DeletedPerSecond)
+	v.observe("delete_to_last_deleted_seconds", fig.DeleteToLastDeleted)
+	return v.done()
+}
+
+func held(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
+	v := newVerdict(ClaimHeld, fmt.Sprintf("Every pod carrying the finalizer %s stayed after the namespace delete — it was seen with a deletionTimestamp, and no DELETED arrived before the lab's own request removing its finalizer began — and reached DELETED after that request. The pods watch was up throughout, from the namespace delete to the last release: an absence cannot be shown across a gap.", Finalizer), eventsFile, actionsFile)
+	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") ||
+		!v.require(f.nsDeleteOK, "the namespace delete was not recorded as sent") {
+		return v.done()
+	}
+	var early, unreleased, unheld, never []string
+	n := 0
+	var worst time.Duration
+	for _, p := range f.before.Pods {
+		if !hasFinalizer(p.Finalizers) {
+			continue
+		}
+		n++
+		rel, released := f.releases[p.Name]
+		d, isDeleted := f.deletedAt(p.Name)
+		seen := false
+		for _, e := range f.events[p.Name] {
+			if e.Type != "DELETED" && e.DeletionTimestamp != nil && e.HasFinalizer(Finalizer) {
+				seen = true
+				break
+			}
+		}
+		switch {
+		case isDeleted && (!released || d.ObservedAt.Before(rel.StartedAt)):
+			early = append(early, p.Name)
+		case !released:
+			unreleased = append(unreleased, p.Name)
+		case !isDeleted:
+			never = append(never, p.Name)
+		default:
+			worst = max(worst, d.ObservedAt.Sub(rel.StartedAt))
+		}
+		if !seen {
+			unheld = append(unheld, p.Name)
+		}
+	}
+	v.observe("finalizer_pods", n)
+	v.require(n > 0 || f.size.FinalizerPercent == 0, "no listed pod carried the finalizer")
+	v.require(!f.sizeOK || n == f.size.Finalized(), "%d listed pods carried the finalizer, the size asks for %d", n, f.size.Finalized())
+	v.observe("deleted_before_release", len(early))
+	v.require(len(early) == 0, "%d finalizer pods were DELETED before the lab released them: %s", len(early), few(early))
+	v.require(len(unheld) == 0, "%d finalizer pods were never seen deleting with the finalizer on: %s", len(unheld), few(unheld))
+	v.require(len(unreleased) == 0, "%d finalizer pods were never released by the lab: %s", len(unreleased), few(unreleased))
+	v.require(len(never) == 0, "%d finalizer pods were released but never reached DELETED: %s", len(never), few(never))
+	v.observe("release_to_deleted_max_seconds", seconds(worst))
+	v.observe("held_for_seconds", fig.HeldFor)
+	to := f.lastRel
+	if to.IsZero() {
+		to = rec.EndedAt
+	}
+	for _, g := range rec.GapsOverlapping(evidence.WatchPods, f.nsDelete.StartedAt, to) {
+		v.c.Evidence = append(v.c.Evidence, gapsFile)
+		v.require(false, "the pods watch was down from %s to %s, between the namespace delete and the last release: %s", stamp(g.From), stamp(g.To), g.Why)
+	}
+	return v.done()
+}
+
+func hasFinalizer(fs []string) bool {
+	for _, x := range fs {
+		if x == Finalizer {
+			return true
+		}
+	}
+	return false
+}
+
+func namespaceGone(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
+	from := f.lastRel
+	if from.IsZero() {
+		from = f.nsDelete.FinishedAt
+	}
+	events := eventsAt(rec, from)
+	bound := GoneWithin(events)
+	v := newVerdict(ClaimNamespace, fmt.Sprintf("The namespace was gone (its DELETED on the lab's namespace watch) within %s after the last finalizer release finished: the namespace controller does not watch pods, it looks again at a namespace whose content remains every estimate/2+1 s — at most %s (30 s grace of pods not yet terminal, else 15 s for finalizers left); that last look deletes what remains, here %d Events (the stages' one Killing per pod, emitted after its first look), at %d/s at least (≈320/s observed), and %s is allowed for the rest of it on a loaded machine (LIST every namespaced resource type, drop the namespace's finalizer, the watch event).",
+		claims.InSeconds(bound), claims.InSeconds(namespaceRequeue), events, eventDeletionFloor, claims.InSeconds(namespaceSyncAllowance)), recordFile, actionsFile, evidence.KubeEventsFile)
+	v.observe("events_left_at_last_release", events)
+	if !v.require(f.goneOK, "the namespace's DELETED was not recorded") ||
+		!v.require(!f.lastRel.IsZero() || f.size.FinalizerPercent == 0, "no finalizer release was recorded") {
+		return v.done()
+	}
+	after := f.gone.ObservedAt.Sub(from)
+	v.observe("gone_after_last_release_seconds", seconds(after))
+	v.observe("gone_after_delete_seconds", fig.DeleteToNamespaceGone)
+	v.require(!f.gone.AlreadyGone, "the namespace was already gone when the lab began to watch it: its time is not known")
+	v.require(after <= bound, "the namespace was gone %s after the last release, beyond %s", claims.InSeconds(after.Round(time.Millisecond)), claims.InSeconds(bound))
+	return v.done()
+}
+
+// eventsAt is how many Events the record shows in the namespace at t:
+// ADDED less DELETED, observed before t.
+func eventsAt(rec *evidence.Record, t time.Time) int {
+	n := 0
+	for _, e := range rec.KubeEvents {
+		if e.ObservedAt.After(t) {
+			break
+		}
+		switch e.Type {
+		case "ADDED":
+			n++
+		case "DELETED":
+			n--
+		}
+	}
+	return max(n, 0)
+}
+
+func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
+	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name and no resourceVersion twice for a pod; the final LIST returns none of them; and the pods watch was never down (a gap or a re-list is a failure: what happened in it may be lost).", eventsFile, recordFile, gapsFile)
+	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.done()
+	}
+	listed := map[string]evidence.ListedPod{}
+	for _, p := range f.before.Pods {
+		listed[p.Name] = p
+	}
+	var lost, dupes, stale, strangers, wrongUID []string
+	added, dels := 0, 0
+	for _, p := range f.before.Pods {
+		nAdded, nDeleted := 0, 0
+		rvs := map[string]bool{}
+		hasListed := false
+		for _, e := range f.events[p.Name] {
+			switch e.Type {
+			case "ADDED":
+				nAdded++
+			case "DELETED":
+				nDeleted++
+			}
+			if rvs[e.ResourceVersion] {
+				dupes = append(dupes, p.Name+"@"+e.ResourceVersion)
+			}
+			rvs[e.ResourceVersion] = true
+			hasListed = hasListed || e.ResourceVersion == p.ResourceVersion
+			if e.UID != p.UID {
+				wrongUID = append(wrongUID, p.Name)
+			}
+		}
+		added += min(nAdded, 1)
+		dels += min(nDeleted, 1)
+		if nAdded == 0 || nDeleted == 0 {
+			lost = append(lost, p.Name)
+		}
+		if nAdded > 1 || nDeleted > 1 {
+			dupes = append(dupes, p.Name)
+		}
+		if !hasListed {
+			stale = append(stale, p.Name)
+		}
+	}
+	for _, name := range f.order {
+		if _, ok := listed[name]; !ok {
+			strangers = append(strangers, name)
+		}
+	}
+	v.observe("listed", len(listed))
+	v.observe("pods_with_added", added)
+	v.observe("pods_with_deleted", dels)
+	v.observe("events_lost", len(lost))
+	v.observe("duplicates", len(dupes))
+	v.observe("pod_events", len(rec.PodEvents))
+	v.require(len(lost) == 0, "%d pods lack their ADDED or DELETED: %s", len(lost), few(lost))
+	v.require(len(dupes) == 0, "%d duplicate events: %s", len(dupes), few(dupes))
+	v.require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
+	v.require(len(strangers) == 0, "events of %d pods the LIST does not name: %s", len(strangers), few(strangers))
+	v.require(len(wrongUID) == 0, "events of %d pods carry another UID than the LIST's: %s", len(wrongUID), few(wrongUID))
+	v.require(f.relisted == 0, "%d pod states came from a re-list, not the watch", f.relisted)
+	if v.require(f.final != nil, "no final LIST was recorded") {
+		v.require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))
+	}
+	gaps := 0
+	for _, g := range rec.Gaps {
+		if g.Source != evidence.WatchPods {
+			continue
+		}
+		gaps++
+		v.require(false, "the pods watch was down from %s to %s: %s", stamp(g.From), stamp(g.To), g.Why)
+	}
+	v.observe("pods_watch_gaps", gaps)
+	if f.usageOK {
+		v.observe("process_cpu_seconds", f.usage.CPUSeconds)
+		v.observe("process_peak_rss_mib", f.usage.PeakRSSMiB)
+		v.observe("recorder_bytes_written", f.usage.BytesWritten)
+	}
+	return v.done()
+}
+
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "the end of the record"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

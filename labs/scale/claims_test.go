@@ -1,0 +1,241 @@
+package scale
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
+)
+
+// recorded is a real lab:scale run on the termlab cluster (kubelet v1.37.2,
+// kwok v0.8.0, faithful stage set) at a small size; the whole objects are
+// left out of events.jsonl.
+const recorded = "testdata/20261203-093925-ffa4"
+
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
+
+func TestRecordedRunPasses(t *testing.T) {
+	rec := load(t)
+	labtest.AllPass(t, Claims(rec), 5)
+	fig := FiguresOf(rec)
+	if fig.Size.Pods != 100 || fig.CreatePerSecond <= 0 || fig.RunningPerSecond <= 0 || fig.DeletedPerSecond <= 0 || fig.GoneAfterRelease <= 0 {
+		t.Errorf("figures of the recorded run: %+v", fig)
+	}
+}
+
+// finalizerPod is the first pod of the record that carries the finalizer.
+func finalizerPod(t *testing.T, rec *evidence.Record) string {
+	for _, p := range rec.Lists[0].Pods {
+		if hasFinalizer(p.Finalizers) {
+			return p.Name
+		}
+	}
+	t.Fatal("no finalizer pod in the recorded LIST")
+	return ""
+}
+
+func plainPod(t *testing.T, rec *evidence.Record) string {
+	for _, p := range rec.Lists[0].Pods {
+		if !hasFinalizer(p.Finalizers) {
+			return p.Name
+		}
+	}
+	t.Fatal("no pod without finalizer in the recorded LIST")
+	return ""
+}
+
+// dropEvent removes the pod's first event of the type.
+func dropEvent(rec *evidence.Record, pod, typ string) {
+	for i, e := range rec.PodEvents {
+		if e.Name == pod && e.Type == typ {
+			rec.PodEvents = append(rec.PodEvents[:i:i], rec.PodEvents[i+1:]...)
+			return
+		}
+	}
+}
+
+func editNote(t *testing.T, rec *evidence.Record, prefix string, v any, edit func()) {
+	t.Helper()
+	for i, n := range rec.Notes {
+		if rest, ok := strings.CutPrefix(n.Text, prefix); ok {
+			if err := json.Unmarshal([]byte(rest), v); err != nil {
+				t.Fatal(err)
+			}
+			edit()
+			b, _ := json.Marshal(v)
+			rec.Notes[i].Text = prefix + string(b)
+			return
+		}
+	}
+	t.Fatalf("no note %q", prefix)
+}
+
+func TestContradictingRecordsFail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*testing.T, *evidence.Record)
+		fails  []string
+	}{
+		{
+			name: "a finalizer pod is DELETED before the lab released it",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := finalizerPod(t, rec)
+				del := rec.Actions[0].StartedAt
+				for _, a := range rec.Actions {
+					if a.Kind == "delete-namespace" {
+						del = a.StartedAt
+					}
+				}
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.Type == "DELETED" {
+						rec.PodEvents[i].ObservedAt = del.Add(time.Second)
+					}
+				}
+			},
+			fails: []string{ClaimHeld},
+		},
+		{
+			name: "a finalizer pod was never released, yet DELETED",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := finalizerPod(t, rec)
+				for i, a := range rec.Actions {
+					if a.Kind == "remove-finalizers" && a.Target == pod {
+						rec.Actions = append(rec.Actions[:i:i], rec.Actions[i+1:]...)
+						break
+					}
+				}
+			},
+			fails: []string{ClaimHeld},
+		},
+		{
+			name:   "a pod's DELETED event is lost",
+			mutate: func(t *testing.T, rec *evidence.Record) { dropEvent(rec, plainPod(t, rec), "DELETED") },
+			fails:  []string{ClaimDeleted, ClaimComplete},
+		},
+		{
+			name:   "a pod's ADDED event is lost",
+			mutate: func(t *testing.T, rec *evidence.Record) { dropEvent(rec, plainPod(t, rec), "ADDED") },
+			fails:  []string{ClaimComplete},
+		},
+		{
+			name: "a pod's ADDED event is recorded twice",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := plainPod(t, rec)
+				for _, e := range rec.PodEvents {
+					if e.Name == pod && e.Type == "ADDED" {
+						rec.PodEvents = append(rec.PodEvents, e)
+						break
+					}
+				}
+			},
+			fails: []string{ClaimComplete},
+		},
+		{
+			name: "the pods watch was down for 20 ms and came back from its resourceVersion",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				at := rec.Lists[0].At
+				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: at, To: at.Add(20 * time.Millisecond), Why: "the watch stream ended; watching again from resourceVersion 1488"})
+			},
+			fails: []string{ClaimComplete},
+		},
+		{
+			name: "the pods watch was down while the finalizer pods were held",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				var at time.Time
+				for _, a := range rec.Actions {
+					if a.Kind == "delete-namespace" {
+						at = a.FinishedAt
+					}
+				}
+				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: at, To: at.Add(time.Second), Why: "re-listed"})
+			},
+			fails: []string{ClaimHeld, ClaimComplete},
+		},
+		{
+			name: "a pod's state came from a re-list",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Type == "MODIFIED" {
+						rec.PodEvents[i].Type = "LISTED"
+						break
+					}
+				}
+			},
+			fails: []string{ClaimComplete},
+		},
+		{
+			name: "the record never held a pod's listed state",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				rec.Lists[0].Pods[3].ResourceVersion = "999999999"
+			},
+			fails: []string{ClaimComplete},
+		},
+		{
+			name: "the final LIST still returns a pod",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				last := &rec.Lists[len(rec.Lists)-1]
+				last.Pods = append(last.Pods, rec.Lists[0].Pods[0])
+			},
+			fails: []string{ClaimDeleted, ClaimComplete},
+		},
+		{
+			name: "a pod never ran",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := plainPod(t, rec)
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.Phase == "Running" {
+						rec.PodEvents[i].Phase = "Pending"
+					}
+				}
+			},
+			fails: []string{ClaimRan},
+		},
+		{
+			name: "the namespace went only a minute after the last release",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				var g NamespaceGone
+				editNote(t, rec, namespaceNote, &g, func() { g.ObservedAt = g.ObservedAt.Add(time.Minute) })
+			},
+			fails: []string{ClaimNamespace},
+		},
+		{
+			name: "the LIST before the delete holds fewer pods than the size",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				var s Size
+				editNote(t, rec, sizeNote, &s, func() { s.Pods++ })
+			},
+			fails: []string{ClaimRan},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.mutate(t, rec)
+			labtest.MustFail(t, Claims(rec), tc.fails...)
+		})
+	}
+}
+
+func TestSizes(t *testing.T) {
+	if Default.Pods != 5000 || Default.FakeNodes != 100 || Default.Finalized() != 1000 || Default.Validate() != nil {
+		t.Errorf("Default %+v: %d finalized, %v", Default, Default.Finalized(), Default.Validate())
+	}
+	if err := Quick.Validate(); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []Size{
+		{FakeNodes: 1, Pods: 200, FinalizerPercent: 20, StageSet: Default.StageSet},
+		{FakeNodes: 10, Pods: 100, FinalizerPercent: 120, StageSet: Default.StageSet},
+		{FakeNodes: 10, Pods: 100, FinalizerPercent: 20, StageSet: "nope"},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+	seven := 7
+	if s := Flags(nil, &seven, nil, nil); s.Pods != 7 || s.FakeNodes != Default.FakeNodes {
+		t.Errorf("Flags: %+v", s)
+	}
+}

@@ -1,0 +1,669 @@
+// Package scale is lab:scale — what does deleting a namespace of thousands of
+// pods, some held by finalizers, look like on kwok fake nodes, and does
+// termlab's own record of it stay complete?
+//
+// The lab creates its own kwok fake nodes (labelled with the run id, removed
+// on every exit path), creates the pods on them, waits until every one is
+// Running, deletes the namespace, waits until every pod without a finalizer
+// is gone and every finalizer pod is held (deletionGracePeriodSeconds 0),
+// releases the finalizers and waits until the namespace is gone. LISTs of the
+// pods before the delete and at the end are the API server's own word to
+// check the watch's record against.
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kwok"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/report"
+)
+
+// Finalizer is the finalizer the lab puts on every FinalizerEvery-th pod and
+// removes itself once the namespace is being deleted.
+const Finalizer = "lab.example.com/release-me"
+
+// Manifest is the lab's pod (manifests/pods/scale.yaml).
+const Manifest = "scale.yaml"
+
+// Size is how big a run is.
+type Size struct {
+	FakeNodes int `json:"fake_nodes"`
+	Pods      int `json:"pods"`
+	// FinalizerPercent of the pods carry Finalizer (every (100/p)-th pod).
+	FinalizerPercent int `json:"finalizer_percent"`
+	// StageSet plays the pods (internal/kwok: faithful, kwok-v0.8-fast, …).
+	StageSet string `json:"stage_set"`
+}
+
+// Default is lab:scale's size: the one issue #14 asks for.
+var Default = Size{FakeNodes: 100, Pods: 5000, FinalizerPercent: 20, StageSet: kwok.SetFaithful}
+
+// Quick is the size lab:all, the workshop and the end-to-end tests run: the
+// same experiment in well under a minute (see README.md).
+var Quick = Size{FakeNodes: 10, Pods: 300, FinalizerPercent: 20, StageSet: kwok.SetFaithful}
+
+var (
+	sizeMu sync.Mutex
+	size   = Quick
+)
+
+// Use sets the size of the next runs of the lab (lab:scale's flags); until
+// it is called, runs use Quick.
+func Use(s Size) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	sizeMu.Lock()
+	defer sizeMu.Unlock()
+	size = s
+	return nil
+}
+
+func current() Size {
+	sizeMu.Lock()
+	defer sizeMu.Unlock()
+	return size
+}
+
+// Validate says what is wrong with a size.
+func (s Size) Validate() error {
+	switch {
+	case s.FakeNodes < 1 || s.FakeNodes > 1000:
+		return fmt.Errorf("lab:scale: %d fake nodes: want 1–1000", s.FakeNodes)
+	case s.Pods < 1 || s.Pods > 100000:
+		return fmt.Errorf("lab:scale: %d pods: want 1–100000", s.Pods)
+	case s.Pods > s.FakeNodes*podsPerNode:
+		return fmt.Errorf("lab:scale: %d pods do not fit on %d fake nodes of %d pods each", s.Pods, s.FakeNodes, podsPerNode)
+	case s.FinalizerPercent < 0 || s.FinalizerPercent > 100:
+		return fmt.Errorf("lab:scale: %d %% with a finalizer: want 0–100", s.FinalizerPercent)
+	case !slices.Contains(kwok.StageSets, s.StageSet):
+		return fmt.Errorf("lab:scale: unknown stage set %q (have %v)", s.StageSet, kwok.StageSets)
+	}
+	return nil
+}
+
+// HasFinalizer says whether pod i carries Finalizer: spread evenly, every
+// (100/percent)-th pod, so the held pods sit on every node.
+func (s Size) HasFinalizer(i int) bool {
+	if s.FinalizerPercent <= 0 {
+		return false
+	}
+	return (i*s.FinalizerPercent)%100 < s.FinalizerPercent
+}
+
+// Finalized is how many pods of the size carry the finalizer.
+func (s Size) Finalized() int {
+	n := 0
+	for i := 0; i < s.Pods; i++ {
+		if s.HasFinalizer(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// podsPerNode is the pod capacity of a kwok fake node (internal/kwok.FakeNode).
+const podsPerNode = 110
+
+// PodName is the i-th pod.
+func PodName(i int) string { return fmt.Sprintf("scale-%05d", i) }
+
+// NodeName is the run's i-th fake node.
+func NodeName(runID string, i int) string { return fmt.Sprintf("scale-%s-%03d", runID, i) }
+
+// Definition is the lab.
+var Definition = lab.Definition{
+	Name:      "scale",
+	Question:  "What does deleting a namespace of thousands of pods on kwok fake nodes look like, some held by finalizers, under a chosen stage set — how fast is each stage, do the finalizer pods stay until released, how soon is the namespace gone after the last release — and does termlab's record hold every pod's ADDED and DELETED exactly once?",
+	Summary:   "a namespace of thousands of kwok pods deleted, finalizers released, the record checked complete against LISTs",
+	Uses:      lab.Uses{Worker: 0, FakeNode: true},
+	Manifests: []string{Manifest},
+	ByHand: []lab.HandStep{
+		{Title: "create fake nodes for kwok (annotation kwok.x-k8s.io/node=fake, labelled with the run id)",
+			Do:  []string{"for i in $(seq 0 99); do kubectl create -f - <<< \"$(go run ... )\"; done  # the lab sends internal/kwok.FakeNode with the run-id label"},
+			See: []string{"kubectl get nodes -l termlab.dev/run-id"}},
+		{Title: "create the pods, every fifth with a finalizer, and wait until all run",
+			Do:  []string{"kubectl create -n {ns} -f manifests/pods/scale.yaml  # 5,000 times, named scale-00000…; the lab sets node selector, toleration, stage set and finalizer"},
+			See: []string{"kubectl get pods -n {ns} --no-headers | awk '{print $3}' | sort | uniq -c"}},
+		{Title: "delete the namespace", Do: []string{"kubectl delete namespace {ns} --wait=false"},
+			See: []string{"kubectl get pods -n {ns} --no-headers | wc -l", "kubectl get namespace {ns} -o jsonpath='{.status.conditions}'"}},
+		{Title: "release the finalizers", Do: []string{"for p in $(kubectl get pods -n {ns} -o name); do kubectl patch $p -n {ns} --type=merge -p '{\"metadata\":{\"finalizers\":null}}'; done"},
+			See: []string{"kubectl get namespace {ns}"}},
+	},
+	Steps:  steps,
+	Claims: Claims,
+	Answer: Answer,
+	Report: Report,
+}
+
+// Run runs lab:scale on the cluster at the size set by Use.
+func Run(ctx context.Context, env *cluster.Env, opts lab.Options) (*report.Summary, error) {
+	return lab.Execute(ctx, env, Definition, opts)
+}
+
+// Notes the run writes and the claims read back (JSON after the prefix).
+const (
+	sizeNote      = "lab:scale size: "
+	namespaceNote = "namespace gone (watch DELETED): "
+	usageNote     = "termlab process during the run: "
+)
+
+// Usage is what the termlab process (the recorder and the lab's own
+// requests) spent during the run, and what the recorder wrote.
+type Usage struct {
+	CPUSeconds   float64          `json:"cpu_seconds"`
+	WallSeconds  float64          `json:"wall_seconds"`
+	PeakRSSMiB   float64          `json:"peak_rss_mib"`
+	BytesWritten int64            `json:"bytes_written"`
+	Files        map[string]int64 `json:"files"`
+	PodEvents    int              `json:"pod_events"`
+}
+
+// NamespaceGone is when the lab's namespace watch saw the namespace DELETED.
+type NamespaceGone struct {
+	Namespace       string    `json:"namespace"`
+	ObservedAt      time.Time `json:"observed_at"`
+	ResourceVersion string    `json:"resourceVersion,omitempty"`
+	// AlreadyGone: a GET answered NotFound before the watch began; ObservedAt
+	// is then an upper bound.
+	AlreadyGone bool `json:"already_gone,omitempty"`
+}
+
+// Bounds of the lab's waits: long enough to record what happens even when a
+// claim rejects it, and growing with the size (a floor of 20 pods/s at each
+// stage, far below what the claims' figures show).
+func waitFor(pods int) time.Duration { return time.Minute + time.Duration(pods)*50*time.Millisecond }
+
+// workers is how many requests the lab has in flight at once, and
+// requestRate the most it sends per second. Twice what this machine runs
+// pods at (≈50/s Running) keeps the API server fed without a storm: at 320
+// creates/s the API server, on two cores, closed watches it could not serve
+// in time (the recorder's among them: a gap).
+const (
+	workers     = 16
+	requestRate = 100
+)
+
+func steps(ctx context.Context, r *lab.Run) error {
+	sz := current()
+	if err := sz.Validate(); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(sz)
+	r.Rec.Notef("%s%s", sizeNote, b)
+	r.Infof("size: %d fake nodes, %d pods (%d with finalizer %s), stage set %s", sz.FakeNodes, sz.Pods, sz.Finalized(), Finalizer, sz.StageSet)
+
+	// The lab's own client, at requestRate: termlab's (50/s) would make the
+	// creates measure the limiter, not the cluster.
+	cfg := rest.CopyConfig(r.Env.RESTConfig)
+	cfg.QPS, cfg.Burst = requestRate, requestRate
+	fast, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	env := *r.Env
+	env.Client = fast
+	r.Env = &env // this run's requests (finalizer removal, cleanup) go through it too
+
+	var cpu0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	began := time.Now()
+
+	defer func() {
+		// Every exit path: the run's fake nodes go. A killed run's are
+		// removed by the next run's repair (internal/lab.RepairLeftovers).
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := deleteNodes(cctx, r); err != nil {
+			r.Log.Warnf("deleting the run's fake nodes: %v", err)
+		}
+	}()
+
+	err = r.Step(ctx, fmt.Sprintf("create %d kwok fake nodes labelled with the run id and wait until kwok has them Ready", sz.FakeNodes), func(ctx context.Context) error {
+		return createNodes(ctx, r, sz)
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("create %d pods (%d with a finalizer) under the %s stage set and wait until every one is Running", sz.Pods, sz.Finalized(), sz.StageSet), func(ctx context.Context) error {
+		return createPods(ctx, r, sz)
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, "LIST the pods before the delete and wait until the record holds each listed state", func(ctx context.Context) error {
+		return listCaughtUp(ctx, r, sz)
+	})
+	if err != nil {
+		return err
+	}
+
+	finalized := map[string]bool{}
+	for i := 0; i < sz.Pods; i++ {
+		if sz.HasFinalizer(i) {
+			finalized[PodName(i)] = true
+		}
+	}
+	err = r.Step(ctx, "delete the namespace; wait until every pod without a finalizer is DELETED and every finalizer pod is held (deletionGracePeriodSeconds 0)", func(ctx context.Context) error {
+		return deleteNamespace(ctx, r, sz, finalized)
+	})
+	if err != nil {
+		return err
+	}
+
+	err = r.Step(ctx, fmt.Sprintf("release the %d finalizers and wait until every pod is DELETED and the namespace is gone", len(finalized)), func(ctx context.Context) error {
+		return release(ctx, r, sz, finalized)
+	})
+	if err != nil {
+		return err
+	}
+
+	return r.Step(ctx, "the final LIST of the run's pods, and what the termlab process spent", func(ctx context.Context) error {
+		l, err := r.Rec.ListPods(ctx, "final: after the namespace is gone")
+		if err != nil {
+			return err
+		}
+		r.Infof("final LIST: %d pods", len(l.Pods))
+		u := usage(r, cpu0, began)
+		b, _ := json.Marshal(u)
+		r.Rec.Notef("%s%s", usageNote, b)
+		r.Infof("termlab process: %.1f s CPU over %.1f s, peak RSS %.0f MiB; the recorder wrote %.1f MiB (%d pod events)", u.CPUSeconds, u.WallSeconds, u.PeakRSSMiB, float64(u.BytesWritten)/(1<<20), u.PodEvents)
+		return nil
+	})
+}
+
+func fakeNode(r *lab.Run, i int) *corev1.Node {
+	n := kwok.FakeNode(NodeName(r.ID, i))
+	n.Labels[corev1.LabelHostname] = n.Name
+	// Not kwok-node-*: no other lab's pod (nodeSelector type=kwok) may land
+	// here, and cluster:up's own fake nodes stay as they are.
+	delete(n.Labels, kwok.FakeNodeTypeLabel)
+	delete(n.Labels, "app.kubernetes.io/managed-by")
+	n.Labels[lab.RunIDLabel] = r.ID
+	n.Labels[lab.LabLabel] = r.Lab
+	return n
+}
+
+func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
+	sample, _ := yaml.Marshal(fakeNode(r, 0))
+	path, err := r.Rec.WriteFile("inputs/nodes/"+NodeName(r.ID, 0)+".sent.yaml", sample)
+	if err != nil {
+		return err
+	}
+	req := map[string]any{"verb": "POST", "path": "/api/v1/nodes", "count": sz.FakeNodes,
+		"names": NodeName(r.ID, 0) + " … " + NodeName(r.ID, sz.FakeNodes-1), "body_of_the_first": fakeNode(r, 0)}
+	err = r.Act("create-nodes", fmt.Sprintf("%d fake nodes", sz.FakeNodes), req,
+		fmt.Sprintf("kubectl create -f %s  # %d times, named %s…", path, sz.FakeNodes, NodeName(r.ID, 0)), func() error {
+			return parallel(ctx, sz.FakeNodes, func(ctx context.Context, i int) error {
+				_, err := r.Env.Client.CoreV1().Nodes().Create(ctx, fakeNode(r, i), metav1.CreateOptions{FieldManager: kwok.FieldManager})
+				return err
+			})
+		})
+	if err != nil {
+		return fmt.Errorf("creating the fake nodes: %w", err)
+	}
+	var ready int
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, waitFor(sz.FakeNodes), true, func(ctx context.Context) (bool, error) {
+		l, err := r.Env.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: lab.RunIDLabel + "=" + r.ID})
+		if err != nil {
+			return false, nil
+		}
+		ready = 0
+		for i := range l.Items {
+			if cluster.NodeReady(&l.Items[i]) {
+				ready++
+			}
+		}
+		return ready == sz.FakeNodes, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%d of %d fake nodes Ready (is kwok running? go tool mage cluster:status): %w", ready, sz.FakeNodes, err)
+	}
+	r.Infof("%d fake nodes Ready (%s … %s)", sz.FakeNodes, NodeName(r.ID, 0), NodeName(r.ID, sz.FakeNodes-1))
+	return nil
+}
+
+func deleteNodes(ctx context.Context, r *lab.Run) error {
+	sel := lab.RunIDLabel + "=" + r.ID
+	return r.Act("delete-nodes", "the run's fake nodes", map[string]any{"verb": "DELETE", "path": "/api/v1/nodes", "labelSelector": sel},
+		"kubectl delete nodes -l "+sel, func() error {
+			return r.Env.Client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
+		})
+}
+
+// pod is the i-th pod as sent.
+func pod(r *lab.Run, base *corev1.Pod, sz Size, i int) *corev1.Pod {
+	p := base.DeepCopy()
+	p.Name = PodName(i)
+	p.Namespace = r.Namespace
+	p.Labels[lab.RunIDLabel], p.Labels[lab.LabLabel] = r.ID, r.Lab
+	p.Labels[kwok.StageSetLabel] = sz.StageSet
+	for c := range p.Spec.Containers {
+		if r.Env.WorkloadImage != "" {
+			p.Spec.Containers[c].Image = r.Env.WorkloadImage
+		}
+	}
+	p.Spec.NodeSelector = map[string]string{lab.RunIDLabel: r.ID}
+	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: kwok.FakeNodeAnnotation, Operator: corev1.TolerationOpEqual, Value: kwok.FakeNodeAnnotationValue, Effect: corev1.TaintEffectNoSchedule})
+	if sz.HasFinalizer(i) {
+		p.Finalizers = append(p.Finalizers, Finalizer)
+	}
+	p.APIVersion, p.Kind = "v1", "Pod"
+	return p
+}
+
+func createPods(ctx context.Context, r *lab.Run, sz Size) error {
+	base, _, err := lab.LoadManifest(Manifest)
+	if err != nil {
+		return err
+	}
+	if base.Labels == nil {
+		base.Labels = map[string]string{}
+	}
+	// Two pods as sent (one with the finalizer, one without) stand for all.
+	var paths []string
+	for i := 0; i < min(sz.Pods, 2); i++ {
+		b, _ := yaml.Marshal(pod(r, base, sz, i))
+		p, err := r.Rec.WriteFile("inputs/pods/"+PodName(i)+".sent.yaml", b)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+	}
+	// Wait on the watch while the creates go out: every pod Running.
+	running := map[string]bool{}
+	waitErr := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
+	defer cancel()
+	go func() {
+		waitErr <- r.Rec.WaitEvents(wctx, fmt.Sprintf("all %d pods Running", sz.Pods), func(e evidence.PodEvent) bool {
+			if isRunning(e) {
+				running[e.Name] = true
+			}
+			return len(running) == sz.Pods
+		})
+	}()
+	req := map[string]any{"verb": "POST", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "count": sz.Pods,
+		"names": PodName(0) + " … " + PodName(sz.Pods-1), "finalizer_on": fmt.Sprintf("every pod i with (i×%d) mod 100 < %d: %d pods", sz.FinalizerPercent, sz.FinalizerPercent, sz.Finalized()),
+		"body_of_the_first": pod(r, base, sz, 0)}
+	var created atomic.Int64
+	err = r.Act("create-pods", fmt.Sprintf("%d pods", sz.Pods), req,
+		fmt.Sprintf("kubectl create -f %s  # %d times (%s for one without the finalizer)", paths[0], sz.Pods, strings.Join(paths[1:], "")), func() error {
+			return parallel(ctx, sz.Pods, func(ctx context.Context, i int) error {
+				_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod(r, base, sz, i), metav1.CreateOptions{})
+				if err == nil {
+					created.Add(1)
+				}
+				return err
+			})
+		})
+	if err != nil {
+		cancel()
+		<-waitErr
+		return fmt.Errorf("creating the pods (%d created): %w", created.Load(), err)
+	}
+	r.Infof("%d pods created; waiting until every one is Running", created.Load())
+	if err := <-waitErr; err != nil {
+		return r.Unobserved(ctx, fmt.Errorf("%d of %d pods Running: %w", len(running), sz.Pods, err))
+	}
+	r.Infof("all %d pods Running", sz.Pods)
+	return nil
+}
+
+func isRunning(e evidence.PodEvent) bool {
+	c, ok := e.Container("")
+	return e.Type != "DELETED" && e.DeletionTimestamp == nil && e.Phase == "Running" && e.Ready == "True" && ok && c.State == "running"
+}
+
+// listCaughtUp LISTs the pods and waits until the record's last event of
+// every listed pod carries the resourceVersion the LIST gave it: the record
+// is caught up with the API server at this moment.
+func listCaughtUp(ctx context.Context, r *lab.Run, sz Size) error {
+	l, err := r.Rec.ListPods(ctx, "before the namespace delete: every pod the run created, as the API server has it")
+	if err != nil {
+		return err
+	}
+	want := map[string]string{}
+	for _, p := range l.Pods {
+		want[p.Name] = p.ResourceVersion
+	}
+	r.Infof("LIST at resourceVersion %s: %d pods", l.ResourceVersion, len(l.Pods))
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	err = r.Rec.WaitEvents(wctx, "the record to hold every listed pod's state", func(e evidence.PodEvent) bool {
+		if rv, ok := want[e.Name]; ok && rv == e.ResourceVersion {
+			delete(want, e.Name)
+		}
+		return len(want) == 0
+	})
+	if err != nil {
+		return r.Unobserved(ctx, fmt.Errorf("%d listed pods' states not in the record: %w", len(want), err))
+	}
+	return nil
+}
+
+func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool) error {
+	plainLeft := sz.Pods - len(finalized)
+	settled := map[string]bool{} // finalizer pods held at grace 0, or (wrongly) already DELETED
+	gone := map[string]bool{}
+	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
+	defer cancel()
+	err := r.Act("delete-namespace", r.Namespace, map[string]any{"verb": "DELETE", "path": "/api/v1/namespaces/" + r.Namespace, "body": metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}}},
+		fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace), func() error {
+			return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
+		})
+	if err != nil {
+		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
+	}
+	// Events from before the delete match neither case: no pod was DELETED
+	// or had a deletionTimestamp then.
+	waitErr := r.Rec.WaitEvents(wctx, "every pod without a finalizer DELETED and every finalizer pod held", func(e evidence.PodEvent) bool {
+		switch {
+		case finalized[e.Name]:
+			if e.Type == "DELETED" || (e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0) {
+				settled[e.Name] = true // a DELETED one: the claims will say it went before its release
+			}
+		case e.Type == "DELETED" && !gone[e.Name]:
+			gone[e.Name] = true
+			plainLeft--
+		}
+		return plainLeft == 0 && len(settled) == len(finalized)
+	})
+	held := settled
+	if err := waitErr; err != nil {
+		return r.Unobserved(ctx, fmt.Errorf("%d pods without a finalizer left, %d of %d finalizer pods held: %w", plainLeft, len(held), len(finalized), err))
+	}
+	r.Infof("every pod without a finalizer DELETED; %d finalizer pods held at deletionGracePeriodSeconds 0", len(held))
+	return nil
+}
+
+func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool) error {
+	names := make([]string, 0, len(finalized))
+	for i := 0; i < sz.Pods; i++ {
+		if finalized[PodName(i)] {
+			names = append(names, PodName(i))
+		}
+	}
+	// Watch the namespace from now: its DELETED is the end of the experiment.
+	nsGone := make(chan NamespaceGone, 1)
+	nsErr := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
+	defer cancel()
+	ns, err := r.Env.Client.CoreV1().Namespaces().Get(ctx, r.Namespace, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		nsGone <- NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC(), AlreadyGone: true}
+	case err != nil:
+		return fmt.Errorf("reading namespace %s: %w", r.Namespace, err)
+	default:
+		go func() { nsErr <- watchNamespaceGone(wctx, r, ns.ResourceVersion, nsGone) }()
+	}
+
+	deleted := map[string]bool{}
+	waitErr := make(chan error, 1)
+	go func() {
+		waitErr <- r.Rec.WaitEvents(wctx, "every finalizer pod DELETED", func(e evidence.PodEvent) bool {
+			if e.Type == "DELETED" && finalized[e.Name] {
+				deleted[e.Name] = true
+			}
+			return len(deleted) == len(finalized)
+		})
+	}()
+	err = parallel(ctx, len(names), func(ctx context.Context, i int) error {
+		if err := r.RemoveFinalizers(ctx, names[i]); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	r.Infof("%d finalizers released", len(names))
+	if err := <-waitErr; err != nil {
+		if err := r.Unobserved(ctx, fmt.Errorf("%d of %d finalizer pods DELETED: %w", len(deleted), len(finalized), err)); err != nil {
+			return err
+		}
+	}
+	select {
+	case g := <-nsGone:
+		b, _ := json.Marshal(g)
+		r.Rec.Notef("%s%s", namespaceNote, b)
+		r.Infof("namespace %s gone", r.Namespace)
+		return nil
+	case err := <-nsErr:
+		return r.Unobserved(ctx, err)
+	}
+}
+
+// watchNamespaceGone watches the namespace from rv until its DELETED event.
+func watchNamespaceGone(ctx context.Context, r *lab.Run, rv string, gone chan<- NamespaceGone) error {
+	sel := fields.OneTermEqualSelector("metadata.name", r.Namespace).String()
+	for {
+		w, err := r.Env.Client.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
+			}
+			return fmt.Errorf("watching namespace %s: %w", r.Namespace, err)
+		}
+		for ev := range w.ResultChan() {
+			if m, ok := ev.Object.(*corev1.Namespace); ok {
+				rv = m.ResourceVersion
+				if ev.Type == watch.Deleted {
+					w.Stop()
+					gone <- NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC().Round(0), ResourceVersion: rv}
+					return nil
+				}
+			}
+		}
+		w.Stop()
+		if ctx.Err() != nil {
+			return fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
+		}
+		// The stream ended (a server timeout): watch again from the last version.
+	}
+}
+
+// parallel runs fn for 0…n-1 with at most workers at once and returns the
+// first error (the others still finish).
+func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	var next atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, n); w++ {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return first
+}
+
+// usage reads what the process spent since cpu0 and sizes the recorder's files.
+func usage(r *lab.Run, cpu0 syscall.Rusage, began time.Time) Usage {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := func(u syscall.Rusage) float64 {
+		return float64(u.Utime.Sec+u.Stime.Sec) + float64(u.Utime.Usec+u.Stime.Usec)/1e6
+	}
+	u := Usage{
+		CPUSeconds:  round3(cpu(ru) - cpu(cpu0)),
+		WallSeconds: round3(time.Since(began).Seconds()),
+		PeakRSSMiB:  round3(float64(ru.Maxrss) / 1024), // Linux: KiB
+		Files:       map[string]int64{},
+		PodEvents:   len(r.Rec.Record().PodEvents),
+	}
+	// Every JSONL file the recorder appends to as things happen.
+	jsonl, _ := filepath.Glob(filepath.Join(r.Dir, "*.jsonl"))
+	for _, path := range jsonl {
+		if st, err := os.Stat(path); err == nil {
+			u.Files[filepath.Base(path)] = st.Size()
+			u.BytesWritten += st.Size()
+		}
+	}
+	return u
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// Flags is lab:scale's size from its mage flags: Default, with each flag
+// given replacing its part.
+func Flags(nodes, pods, finalizerPercent *int, stageSet *string) Size {
+	s := Default
+	if nodes != nil {
+		s.FakeNodes = *nodes
+	}
+	if pods != nil {
+		s.Pods = *pods
+	}
+	if finalizerPercent != nil {
+		s.FinalizerPercent = *finalizerPercent
+	}
+	if stageSet != nil {
+		s.StageSet = *stageSet
+	}
+	return s
+}
