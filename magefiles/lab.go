@@ -20,28 +20,30 @@ import (
 	"github.com/termlab/termlab/labs/scale"
 )
 
-// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects.
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them.
 type Lab mg.Namespace
 
 // One line per lab; the list of labs is labs.All (labs/registry.go).
 
 // Finalizer runs lab:finalizer: a finalizer nobody removes, on a real worker and on a kwok fake node.
-func (Lab) Finalizer(ctx context.Context) error { return runLab(ctx, "finalizer") }
+func (Lab) Finalizer(ctx context.Context, by *string) error { return runLabBy(ctx, "finalizer", by) }
 
 // Force runs lab:force: a force delete on a healthy worker, the container outliving its API object.
-func (Lab) Force(ctx context.Context) error { return runLab(ctx, "force") }
+func (Lab) Force(ctx context.Context, by *string) error { return runLabBy(ctx, "force", by) }
 
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
-func (Lab) Orphan(ctx context.Context) error { return runLab(ctx, "orphan") }
+func (Lab) Orphan(ctx context.Context, by *string) error { return runLabBy(ctx, "orphan", by) }
 
 // Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.
-func (Lab) Stuck(ctx context.Context) error { return runLab(ctx, "stuck") }
+func (Lab) Stuck(ctx context.Context, by *string) error { return runLabBy(ctx, "stuck", by) }
 
 // Statefulset runs lab:statefulset: at most one pod per identity, until a force delete makes two processes write under one name.
-func (Lab) Statefulset(ctx context.Context) error { return runLab(ctx, "statefulset") }
+func (Lab) Statefulset(ctx context.Context, by *string) error {
+	return runLabBy(ctx, "statefulset", by)
+}
 
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
-func (Lab) Kwok(ctx context.Context) error { return runLab(ctx, "kwok") }
+func (Lab) Kwok(ctx context.Context, by *string) error { return runLabBy(ctx, "kwok", by) }
 
 // Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful.
 func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset *string) error {
@@ -54,15 +56,30 @@ func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset *st
 // All runs every lab of the registry (labs/registry.go) in order.
 func (Lab) All(ctx context.Context) error { return runLabs(ctx, labs.All...) }
 
-func runLab(ctx context.Context, name string) error {
+func runLab(ctx context.Context, name string) error { return runLabBy(ctx, name, nil) }
+
+// runLabBy runs the named lab; by (-by=termlab|script|you) says who does its actions.
+func runLabBy(ctx context.Context, name string, by *string) error {
 	def, ok := labs.ByName(name)
 	if !ok {
 		return fmt.Errorf("no lab %q in labs/registry.go", name)
 	}
-	return runLabs(ctx, def)
+	return runLabsBy(ctx, by, def)
 }
 
 func runLabs(ctx context.Context, defs ...lab.Definition) error {
+	return runLabsBy(ctx, nil, defs...)
+}
+
+func runLabsBy(ctx context.Context, byFlag *string, defs ...lab.Definition) error {
+	by := ""
+	if byFlag != nil {
+		by = *byFlag
+	}
+	by, err := lab.ParseBy(by)
+	if err != nil {
+		return err
+	}
 	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err
@@ -79,7 +96,7 @@ func runLabs(ctx context.Context, defs ...lab.Definition) error {
 	if err != nil {
 		return err
 	}
-	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""}, defs...)
+	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by}, defs...)
 	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
 		log.Infof("index of runs: %s", index)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -59,6 +60,14 @@ type Options struct {
 	// Events, if set, receives the run's structured events (see Event), in
 	// order, from the goroutine that runs the lab; it must not block long.
 	Events func(Event)
+	// By says who does the lab's actions while its steps run: termlab
+	// (ByTermlab, the default), scripts/<lab>.sh (ByScript) or a person at
+	// In/Out (ByYou, default the terminal). termlab still creates the pods,
+	// observes and cleans up; the actions are then recorded from the API
+	// server's audit log and the node (by.go).
+	By  string
+	In  io.Reader
+	Out io.Writer
 }
 
 // Definition is one lab: everything the targets, the workshop, its guide,
@@ -221,6 +230,15 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		rec.Notef("before the run: %s", rep)
 	}
 	fail("copying the inputs", r.copyInputs(def))
+	act, closeActor, err := r.newActor(def)
+	if err != nil {
+		fail("preparing -by="+opts.By, err)
+		act, closeActor = nil, func() {}
+	}
+	defer closeActor()
+	if act != nil {
+		rec.Notef("the lab's actions were done by %s and are recorded from the API server's audit log and the node", map[string]string{ByScript: "scripts/" + def.Name + ".sh", ByYou: "a person at the terminal"}[opts.By])
+	}
 
 	// Steps, bounded, with cleanup on every exit path (panics included).
 	func() {
@@ -231,6 +249,12 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 				fail("the lab panicked", fmt.Errorf("%v", p))
 			}
 		}()
+		r.setActor(act)
+		defer r.setActor(nil)
+		if opts.By != ByTermlab && act == nil {
+			fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", opts.By))
+			return
+		}
 		if err := def.Steps(stepCtx, r); err != nil {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("interrupted: %w", err)

@@ -48,6 +48,8 @@ type Run struct {
 	stoppedKubelet     map[string]nodes.Node
 	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []nodes.Node
+	// actor does the actions while the steps run, when Options.By is not termlab (by.go).
+	actor actor
 }
 
 // Step runs one named step of the experiment: it is announced, timed and
@@ -160,6 +162,9 @@ func (r *Run) ForceDelete(ctx context.Context, pod string) error {
 
 func (r *Run) delete(ctx context.Context, kind, pod string, opts metav1.DeleteOptions, equivalent string) error {
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
+	if a := r.actorNow(); a != nil {
+		return r.byOther(ctx, a, kind, pod, equivalent, deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0))
+	}
 	err := r.act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
 		return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts)
 	})
@@ -180,6 +185,9 @@ func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
 
 func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
+	if a := r.actorNow(); a != nil && kind == "remove-finalizers" {
+		return r.byOther(ctx, a, kind, pod, equivalent, removeFinalizersExpect)
+	}
 	err := r.act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
 		_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
 		return err
@@ -207,6 +215,9 @@ func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter tim
 	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
 	r.mu.Unlock()
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
+	if a := r.actorNow(); a != nil {
+		return r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter)
+	}
 	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
 	})
@@ -220,6 +231,15 @@ func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter tim
 // StartKubelet starts the kubelet on the node again and disarms its switch.
 func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
+	if a := r.actorNow(); a != nil {
+		if err := r.byOtherOnNode(ctx, a, "start-kubelet", node, "docker exec "+node.String()+" systemctl start kubelet", 0); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		delete(r.stoppedKubelet, node.String())
+		r.mu.Unlock()
+		return nil
+	}
 	err := r.act("start-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Start(ctx, node, r.ID)
 	})
@@ -275,6 +295,13 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 	r.taintedNodes[node] = taint
 	r.mu.Unlock()
 	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
+	if a := r.actorNow(); a != nil {
+		if err := r.byOther(ctx, a, "taint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), true)); err != nil {
+			return err
+		}
+		// The run's mark, so that a later run's repair finds the taint if this one is killed.
+		return markTainted(ctx, r.Env.Client, node, r.ID)
+	}
 	err := r.act("taint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}}, equivalent, func() error {
 		return setTaint(ctx, r.Env.Client, node, taint, r.ID, true)
 	})
@@ -288,6 +315,15 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 // UntaintNode removes the taint TaintNode added.
 func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) error {
 	equivalent := fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect)
+	if a := r.actorNow(); a != nil {
+		if err := r.byOther(ctx, a, "untaint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), false)); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		delete(r.taintedNodes, node)
+		r.mu.Unlock()
+		return nil
+	}
 	err := r.act("untaint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}}, equivalent, func() error {
 		return setTaint(ctx, r.Env.Client, node, taint, r.ID, false)
 	})
@@ -353,6 +389,7 @@ func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout t
 func (r *Run) restoreKubelets(ctx context.Context) ([]nodes.Node, error) {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
+	r.setActor(nil) // termlab restores what the run changed itself
 	r.mu.Lock()
 	stopped := make([]nodes.Node, 0, len(r.stoppedKubelet))
 	for _, n := range r.stoppedKubelet {

@@ -158,3 +158,15 @@ func (r *Recorder) WaitAudit(ctx context.Context, what string, interval time.Dur
 		}
 	}
 }
+
+// Recorded records an action someone else did (a script, a person), as the
+// API server's audit log or the node showed it, in the current step.
+func (r *Recorder) Recorded(a evidence.Action) evidence.Action {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a.Step = r.currentStepLocked()
+	r.rec.Actions = append(r.rec.Actions, a)
+	r.appendLine(evidence.ActionsFile, a)
+	r.broadcast()
+	return a
+}

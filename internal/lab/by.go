@@ -1,0 +1,490 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kubelet"
+)
+
+// Who does a lab's actions (Options.By).
+const (
+	// ByTermlab: termlab sends every request itself (the default).
+	ByTermlab = ""
+	// ByScript: scripts/<lab>.sh does each action (`scripts/<lab>.sh <kind> <target>`),
+	// unattended; termlab waits until the audit log or the node shows it.
+	ByScript = "script"
+	// ByYou: a person types each action's command; termlab prints it, waits
+	// until the audit log or the node shows it, names a wrong command and
+	// waits for the right one (or "skip").
+	ByYou = "you"
+)
+
+// ParseBy checks a -by value.
+func ParseBy(s string) (string, error) {
+	switch s {
+	case "", "termlab":
+		return ByTermlab, nil
+	case ByScript, ByYou:
+		return s, nil
+	}
+	return "", fmt.Errorf("-by=%q: want termlab, script or you", s)
+}
+
+// ScriptPath is a lab's script: scripts/<name>.sh in the repository.
+func ScriptPath(root, lab string) string { return filepath.Join(root, "scripts", lab+".sh") }
+
+// Bounds of waiting for someone else's action to show.
+const (
+	scriptShows = 15 * time.Second // after the script's step returned
+	auditEvery  = 250 * time.Millisecond
+	nodeEvery   = 200 * time.Millisecond
+)
+
+// actor is who does the lab's actions while its steps run (nil: termlab).
+type actor interface {
+	// ask has the action done: the script runs its step, a person is shown
+	// the command. skipped is closed when a person gives up on the step.
+	ask(ctx context.Context, r *Run, kind, target, command string) (skipped <-chan struct{}, err error)
+	// wrong says that what was seen is not what the step wants; a script
+	// fails the step, a person may try again (retry true).
+	wrong(r *Run, msg string) (retry bool)
+	// done says the step was seen.
+	done(r *Run, what string)
+}
+
+// actorLocked returns the run's actor; nil outside the steps and while
+// termlab restores what the run changed.
+func (r *Run) actorNow() actor {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.actor
+}
+
+func (r *Run) setActor(a actor) {
+	r.mu.Lock()
+	r.actor = a
+	r.mu.Unlock()
+}
+
+// expectation decides whether an audit event is the asked-for request.
+type expectation struct {
+	verbs    []string // e.g. delete; patch or update
+	resource string   // pods, nodes
+	// check says what is wrong with a request of the right verb on the right
+	// object ("" when it is the one the step wants).
+	check func(evidence.AuditEvent) string
+}
+
+func (x expectation) matches(e evidence.AuditEvent, target string, since time.Time) bool {
+	if !e.ByPerson() || e.Resource != x.resource || e.Name != target || e.Subresource != "" || e.ReceivedAt.Before(since) {
+		return false
+	}
+	for _, v := range x.verbs {
+		if e.Verb == v {
+			return true
+		}
+	}
+	return false
+}
+
+// byOther has the actor do an API action and records it from the API
+// server's audit log: the action's request and times are the server's.
+func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string, x expectation) error {
+	since := time.Now().Add(-auditSlackSend)
+	if _, err := r.Rec.ReadAudit(ctx); err != nil {
+		return err
+	}
+	skipped, err := a.ask(ctx, r, kind, target, command)
+	if err != nil {
+		return fmt.Errorf("%s of %s: %w", kind, target, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if skipped != nil {
+		go func() {
+			select {
+			case <-skipped:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	if _, isScript := a.(*scriptActor); isScript {
+		var c context.CancelFunc
+		wctx, c = context.WithTimeout(wctx, scriptShows)
+		defer c()
+	}
+	seen := map[string]bool{}
+	for {
+		e, err := r.Rec.WaitAudit(wctx, fmt.Sprintf("%s %s/%s", strings.Join(x.verbs, " or "), x.resource, target), auditEvery, func(e evidence.AuditEvent) bool {
+			return !seen[e.AuditID] && x.matches(e, target, since)
+		})
+		if err != nil {
+			if skipped != nil && ctx.Err() == nil && wctx.Err() != nil {
+				r.Rec.Notef("the participant skipped %s of %s", kind, target)
+				r.Log.Warnf("skipped: %s of %s (the claims that need it will fail)", kind, target)
+				return nil
+			}
+			return fmt.Errorf("%s of %s was not seen in the API server's audit log: %w", kind, target, err)
+		}
+		seen[e.AuditID] = true
+		if msg := x.check(e); msg != "" {
+			if !e.Succeeded() {
+				msg = fmt.Sprintf("saw %s answered %d", describeRequest(e), e.Code)
+			}
+			if a.wrong(r, msg) {
+				continue
+			}
+			return fmt.Errorf("%s of %s: %s", kind, target, msg)
+		}
+		if !e.Succeeded() {
+			if a.wrong(r, fmt.Sprintf("saw %s answered %d", describeRequest(e), e.Code)) {
+				continue
+			}
+			return fmt.Errorf("%s of %s: the API server answered %d", kind, target, e.Code)
+		}
+		r.recordFromAudit(kind, target, command, e)
+		a.done(r, describeRequest(e))
+		return nil
+	}
+}
+
+// auditSlackSend allows for the request being stamped a little before termlab asked.
+const auditSlackSend = 50 * time.Millisecond
+
+// describeRequest is "DELETE pods/held with gracePeriodSeconds 30 (kubectl/v1.37.2)".
+func describeRequest(e evidence.AuditEvent) string {
+	s := strings.ToUpper(e.Verb) + " " + e.Object()
+	if e.Verb == "delete" {
+		if e.GracePeriodSeconds != nil {
+			s += fmt.Sprintf(" with gracePeriodSeconds %d", *e.GracePeriodSeconds)
+		} else {
+			s += " with no gracePeriodSeconds (the pod's own applies)"
+		}
+	}
+	if len(e.Patch) > 0 {
+		s += " " + string(e.Patch)
+	}
+	if agent, _, _ := strings.Cut(e.UserAgent, " "); agent != "" {
+		s += " (" + agent + ")"
+	}
+	return s
+}
+
+// recordFromAudit records the action as the API server received it.
+func (r *Run) recordFromAudit(kind, target, command string, e evidence.AuditEvent) {
+	path := "/api/v1/nodes/" + target
+	if e.Resource == "pods" {
+		path = r.podsPath(target)
+	}
+	body := map[string]any{}
+	if e.GracePeriodSeconds != nil {
+		body["gracePeriodSeconds"] = *e.GracePeriodSeconds
+	}
+	if e.PropagationPolicy != "" {
+		body["propagationPolicy"] = e.PropagationPolicy
+	}
+	if len(e.Patch) > 0 {
+		body["patch"] = json.RawMessage(e.Patch)
+	}
+	req, _ := json.Marshal(map[string]any{
+		"verb": map[string]string{"create": "POST", "delete": "DELETE", "patch": "PATCH", "update": "PUT"}[e.Verb],
+		"path": path, "body": body, "from": "audit log", "auditID": e.AuditID, "user": e.User, "userAgent": e.UserAgent,
+	})
+	a := r.Rec.Recorded(evidence.Action{Kind: kind, Target: target, Request: req, Equivalent: command, StartedAt: e.ReceivedAt, FinishedAt: e.CompletedAt})
+	r.emit(Event{Kind: ActionSent, Step: a.Step, Action: &a})
+}
+
+// Expectations of the API actions.
+func deleteExpect(force bool) expectation {
+	return expectation{verbs: []string{"delete"}, resource: "pods", check: func(e evidence.AuditEvent) string {
+		zero := e.GracePeriodSeconds != nil && *e.GracePeriodSeconds == 0
+		switch {
+		case force && !zero:
+			return fmt.Sprintf("saw %s; this step wants gracePeriodSeconds 0 (--force --grace-period=0)", describeRequest(e))
+		case !force && zero:
+			return fmt.Sprintf("saw %s; this step wants an ordinary delete (no --force, no --grace-period)", describeRequest(e))
+		}
+		return ""
+	}}
+}
+
+var removeFinalizersExpect = expectation{verbs: []string{"patch", "update"}, resource: "pods", check: func(e evidence.AuditEvent) string {
+	if strings.Contains(string(e.Patch), `"finalizers":null`) || strings.Contains(string(e.Patch), `"finalizers":[]`) {
+		return ""
+	}
+	return fmt.Sprintf("saw %s; this step wants the finalizers removed ({\"metadata\":{\"finalizers\":null}})", describeRequest(e))
+}}
+
+func taintExpect(key, effect string, present bool) expectation {
+	return expectation{verbs: []string{"patch", "update"}, resource: "nodes", check: func(e evidence.AuditEvent) string {
+		has := false
+		for _, t := range e.Taints {
+			has = has || t == key+":"+effect
+		}
+		if has == present {
+			return ""
+		}
+		if present {
+			return fmt.Sprintf("saw %s; the node's taints are now %v, without %s:%s", describeRequest(e), e.Taints, key, effect)
+		}
+		return fmt.Sprintf("saw %s; the node still has taint %s:%s", describeRequest(e), key, effect)
+	}}
+}
+
+// byOtherOnNode has the actor stop or start the kubelet on node and waits
+// until systemd on the node says so. Before a stop, termlab arms the node's
+// dead-man's switch itself, as it does when it stops the kubelet.
+func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node nodes.Node, command string, restoreAfter time.Duration) error {
+	stop := kind == "stop-kubelet"
+	if stop {
+		arm := kubelet.StopCommands(r.ID, restoreAfter)[0]
+		if err := node.CommandContext(ctx, arm[0], arm[1:]...).Run(); err != nil {
+			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
+		}
+	}
+	skipped, err := a.ask(ctx, r, kind, node.String(), command)
+	if err != nil {
+		return fmt.Errorf("%s on %s: %w", kind, node, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	if _, isScript := a.(*scriptActor); isScript {
+		var c context.CancelFunc
+		wctx, c = context.WithTimeout(wctx, scriptShows)
+		defer c()
+	}
+	lastBefore := time.Now().UTC()
+	for {
+		state, err := kubelet.State(wctx, node)
+		at := time.Now().UTC()
+		if err == nil && (state == "active") != stop {
+			req, _ := json.Marshal(map[string]any{"node": node.String(), "seen": "systemctl is-active kubelet: " + state, "from": "the node"})
+			act := r.Rec.Recorded(evidence.Action{Kind: kind, Target: node.String(), Request: req, Equivalent: command, StartedAt: lastBefore, FinishedAt: at})
+			r.emit(Event{Kind: ActionSent, Step: act.Step, Action: &act})
+			a.done(r, "the kubelet on "+node.String()+" is "+state)
+			if !stop {
+				return kubelet.Start(ctx, node, r.ID) // already running: this disarms the switch
+			}
+			return nil
+		}
+		lastBefore = at
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("%s on %s was not seen on the node (kubelet %s): %w", kind, node, state, wctx.Err())
+		case <-skipped:
+			r.Rec.Notef("the participant skipped %s on %s", kind, node)
+			return nil
+		case <-time.After(nodeEvery):
+		}
+	}
+}
+
+// scriptActor runs scripts/<lab>.sh <kind> <target> for each action.
+type scriptActor struct {
+	path string
+	env  []string
+	log  io.Writer // script.log in the run folder
+}
+
+func (s *scriptActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
+	r.Infof("script: %s %s %s", filepath.Base(s.path), kind, target)
+	fmt.Fprintf(s.log, "### %s %s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), filepath.Base(s.path), kind, target)
+	cmd := exec.CommandContext(ctx, "bash", s.path, kind, target)
+	cmd.Env = s.env
+	var out strings.Builder
+	w := io.MultiWriter(s.log, &out)
+	cmd.Stdout, cmd.Stderr = w, w
+	err := cmd.Run()
+	for _, line := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if line != "" {
+			r.Infof("  | %s", line)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s: %w", s.path, kind, target, err)
+	}
+	return nil, nil
+}
+
+func (s *scriptActor) wrong(r *Run, msg string) bool {
+	r.Log.Warnf("the script did the wrong thing: %s", msg)
+	return false
+}
+
+func (s *scriptActor) done(r *Run, what string) { r.Infof("seen: %s", what) }
+
+// youActor shows a person each command and reads "skip" from their terminal.
+type youActor struct {
+	out   io.Writer
+	lines <-chan string
+}
+
+func newYouActor(in io.Reader, out io.Writer) *youActor {
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+		close(lines)
+	}()
+	return &youActor{out: out, lines: lines}
+}
+
+func (y *youActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
+	fmt.Fprintf(y.out, "\n>>> Your turn (%s %s). In another terminal, type:\n\n    %s\n\n    (termlab waits until the API server's audit log or the node shows it; type skip and Enter to give up on this step)\n", kind, target, command)
+	skipped := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case l, ok := <-y.lines:
+				if !ok {
+					return
+				}
+				if l == "skip" || l == "s" {
+					close(skipped)
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return skipped, nil
+}
+
+func (y *youActor) wrong(r *Run, msg string) bool {
+	fmt.Fprintf(y.out, "\n!!! Not this step's command: %s. Try again.\n", msg)
+	r.Rec.Notef("a wrong command: %s", msg)
+	return true
+}
+
+func (y *youActor) done(r *Run, what string) { fmt.Fprintf(y.out, "ok: seen %s\n", what) }
+
+// newActor makes the actor of Options.By for the lab.
+func (r *Run) newActor(def Definition) (actor, func(), error) {
+	switch r.opts.By {
+	case ByTermlab:
+		return nil, func() {}, nil
+	case ByYou:
+		in, out := r.opts.In, r.opts.Out
+		if in == nil {
+			in = os.Stdin
+		}
+		if out == nil {
+			out = os.Stdout
+		}
+		fmt.Fprintf(out, "\n%s by you: namespace %s. In another terminal:\n\n    export KUBECONFIG=%s\n\n", def.Title(), r.Namespace, r.Env.KubeconfigPath)
+		return newYouActor(in, out), func() {}, nil
+	case ByScript:
+		path := ScriptPath(r.opts.RepoRoot, def.Name)
+		if _, err := os.Stat(path); err != nil {
+			return nil, nil, fmt.Errorf("%s has no script: %w", def.Title(), err)
+		}
+		env, err := r.scriptEnv(def.Uses.Worker)
+		if err != nil {
+			return nil, nil, err
+		}
+		f, err := os.Create(filepath.Join(r.Dir, "script.log"))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &scriptActor{path: path, env: env, log: f}, func() { f.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("unknown -by=%q", r.opts.By)
+}
+
+// scriptEnv is the script's environment: the run's namespace and worker,
+// the cluster's kubeconfig, and a kubectl of the cluster's own version first
+// on PATH (Kubectl).
+func (r *Run) scriptEnv(worker int) ([]string, error) {
+	kubectl, err := Kubectl(context.Background(), r.Env.ControlPlane)
+	if err != nil {
+		return nil, err
+	}
+	node := ""
+	if worker < len(r.Env.Workers) {
+		node = r.Env.Workers[worker].String()
+	}
+	env := append(os.Environ(),
+		"NS="+r.Namespace, "NODE="+node, "KUBECONFIG="+r.Env.KubeconfigPath, "IMAGE="+r.Env.WorkloadImage,
+		"PATH="+filepath.Dir(kubectl)+string(os.PathListSeparator)+os.Getenv("PATH"),
+	)
+	return env, nil
+}
+
+var kubectlOnce sync.Mutex
+
+// Kubectl returns a kubectl of the cluster's own version, taken once from
+// the control-plane node (every kind node image carries /usr/bin/kubectl),
+// so a fresh machine needs none: ~/.cache/termlab/kubectl/<node image id>/kubectl.
+func Kubectl(ctx context.Context, cp nodes.Node) (string, error) {
+	if cp == nil {
+		return "", errors.New("no control-plane node to take kubectl from")
+	}
+	kubectlOnce.Lock()
+	defer kubectlOnce.Unlock()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	var ver strings.Builder
+	vc := cp.CommandContext(ctx, "cat", "/kind/version")
+	vc.SetStdout(&ver)
+	if err := vc.Run(); err != nil {
+		return "", fmt.Errorf("reading the node's Kubernetes version: %w", err)
+	}
+	dir := filepath.Join(cache, "termlab", "kubectl", strings.TrimSpace(ver.String()))
+	path := filepath.Join(dir, "kubectl")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "kubectl-*")
+	if err != nil {
+		return "", err
+	}
+	cmd := cp.CommandContext(ctx, "cat", "/usr/bin/kubectl")
+	cmd.SetStdout(tmp)
+	err = cmd.Run()
+	tmp.Close()
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("taking kubectl from %s: %w", cp, err)
+	}
+	return path, nil
+}
+
+// markTainted annotates the node with the run id, as TaintNode does, after
+// someone else tainted it.
+func markTainted(ctx context.Context, client kubernetes.Interface, node, runID string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TaintedByAnnotation, runID)
+	_, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
+}
