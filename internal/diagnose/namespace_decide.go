@@ -355,7 +355,7 @@ func (d *nsDecider) podsFirst() {
 	}
 	d.add(Finding{ID: FindNSOrdered, Level: Blocking, Verdict: "waiting on pods", Evidence: ev,
 		Text: fmt.Sprintf("%s %s no deletionTimestamp though the namespace's deletion was requested %s ago, while pods remain (%s): the namespace controller deletes pods first and deletes the rest only once every pod is gone (ordered namespace deletion). Until then the namespace conditions may say all content was removed; the pods hold everything.",
-			strings.Join(rest, ", "), map[bool]string{true: "has", false: "have"}[len(rest) == 1], round(d.c.At.Sub(d.c.Namespace.DeletionTimestamp.Time)), strings.Join(pods, ", "))})
+			firstOf(rest, 5), map[bool]string{true: "has", false: "have"}[len(rest) == 1], round(d.c.At.Sub(d.c.Namespace.DeletionTimestamp.Time)), strings.Join(pods, ", "))})
 }
 
 // holder is one finalizer and every object it is on.
@@ -540,12 +540,18 @@ func (d *nsDecider) answer() string {
 		return strings.Join(s, " ")
 	}
 	head := fmt.Sprintf("Namespace %s is Terminating for %s", ns.Name, round(c.At.Sub(ns.DeletionTimestamp.Time)))
-	var what []string
+	// Each type's objects grouped by their first finalizer ("" for none).
+	type part struct {
+		text      string
+		pod, held bool
+		n         int
+		resource  string
+	}
+	var parts []part
 	for _, t := range c.Types {
 		if len(t.Objects) == 0 {
 			continue
 		}
-		// Group the type's objects by their first finalizer, "" for none.
 		byF := map[string][]RemainingObject{}
 		var order []string
 		for _, o := range t.Objects {
@@ -564,41 +570,62 @@ func (d *nsDecider) answer() string {
 			if len(objs) > 1 {
 				verb = "remain"
 			}
-			part := fmt.Sprintf("%d %s (%s) %s", len(objs), t.Resource, objectList(objs, false), verb)
+			text := fmt.Sprintf("%d %s (%s) %s", len(objs), t.Resource, objectList(objs, false), verb)
 			if f == "" {
-				part += " without a finalizer"
+				text += " without a finalizer"
 			} else {
-				fs := objs[0].Finalizers
 				ctl := c.Controllers[f]
-				part += ", held by finalizer " + strings.Join(fs, ", ")
+				text += ", held by finalizer " + strings.Join(objs[0].Finalizers, ", ")
 				if m := ctl.Manager; m != "" {
-					part += ", added by " + m
+					text += ", added by " + m
 				} else if m := objs[0].Managers[f]; m != "" {
-					part += ", added by " + m
+					text += ", added by " + m
 				}
 				switch ctl.Present {
 				case Absent:
-					part += ", whose controller is not running (" + ctl.Evidence + ")"
+					text += ", whose controller is not running (" + ctl.Evidence + ")"
 				case Present:
-					part += ", whose controller seems to run (" + ctl.Evidence + ")"
+					text += ", whose controller seems to run (" + ctl.Evidence + ")"
 				default:
-					part += "; whether a controller that removes it runs is unknown"
+					text += "; whether a controller that removes it runs is unknown"
 				}
 			}
-			what = append(what, part)
+			parts = append(parts, part{text: text, pod: t.GVR == podsGVR, held: f != "", n: len(objs), resource: t.Resource})
 		}
 	}
+	texts := func(keep func(part) bool) []string {
+		var out []string
+		for _, p := range parts {
+			if keep(p) {
+				out = append(out, p.text)
+			}
+		}
+		return out
+	}
+	pods, rest := d.waitingOnPods()
 	switch {
-	case len(what) > 0:
-		s = append(s, head+": "+strings.Join(what, "; ")+".")
+	case len(rest) > 0:
+		// The pods hold everything: name them first, then what waits behind them.
+		s = append(s, head+": "+strings.Join(texts(func(p part) bool { return p.pod }), "; ")+".")
+		s = append(s, fmt.Sprintf("Nothing else is being deleted yet: the namespace controller deletes pods first and waits until every pod is gone, so pod %s holds everything.", strings.Join(pods, ", ")))
+		behind := texts(func(p part) bool { return !p.pod && p.held })
+		free, types := 0, []string{}
+		for _, p := range parts {
+			if !p.pod && !p.held {
+				free += p.n
+				types = append(types, p.resource)
+			}
+		}
+		if free > 0 {
+			behind = append(behind, fmt.Sprintf("%s without finalizers (%s)", count(free, "object", "objects"), strings.Join(types, ", ")))
+		}
+		s = append(s, "Waiting behind it: "+strings.Join(behind, "; ")+".")
+	case len(parts) > 0:
+		s = append(s, head+": "+strings.Join(texts(func(part) bool { return true }), "; ")+".")
 	case len(c.Discovery.Failed) > 0 || c.Discovery.Err != "":
 		s = append(s, head+": nothing remains among the types that could be listed.")
 	default:
 		s = append(s, head+": nothing remains in it that could be listed.")
-	}
-	if pods, rest := d.waitingOnPods(); len(rest) > 0 {
-		s = append(s, fmt.Sprintf("The rest (%s) is not even being deleted yet: the namespace controller deletes pods first and waits until every pod is gone, so pod %s holds everything.",
-			strings.Join(rest, ", "), strings.Join(pods, ", ")))
 	}
 	for _, f := range ns.Finalizers {
 		ctl := c.Controllers[f]
@@ -729,4 +756,12 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// firstOf joins up to n items and says how many more there are.
+func firstOf(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }

@@ -237,7 +237,12 @@ func TestNamespaceRemainingPod(t *testing.T) {
 	if f := mustFindNS(t, r, FindNSOrdered); f.Level != Blocking || !strings.Contains(f.Text, "widgets.example.com/w1 has no deletionTimestamp") {
 		t.Errorf("pods-first finding: %+v", f)
 	}
-	contains(t, "answer", r.Answer, "The rest (widgets.example.com/w1) is not even being deleted yet", "so pod held holds everything")
+	contains(t, "answer", r.Answer, "Nothing else is being deleted yet: the namespace controller deletes pods first and waits until every pod is gone, so pod held holds everything.",
+		"Waiting behind it: 1 widgets.example.com (w1) remains, held by finalizer example.com/cleanup")
+	lacks(t, "answer", r.Answer, "without finalizers")
+	c.Types = append(c.Types, TypeRemains{Resource: "configmaps", GVR: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Objects: []RemainingObject{{Name: "kube-root-ca.crt"}}})
+	contains(t, "answer", DecideNamespace(c).Answer, "; 1 object without finalizers (configmaps).")
 
 	// A pod that could not be read is "not checked", never a guess.
 	c.Pods = []PodDiagnosis{{Name: "held", Err: "reading pod ns/held: timeout"}}
