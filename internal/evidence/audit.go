@@ -47,6 +47,8 @@ type AuditEvent struct {
 	Result string `json:"result,omitempty"`
 	// DeletionGracePeriodSeconds is what the object carried after a delete that marked it.
 	DeletionGracePeriodSeconds *int64 `json:"deletionGracePeriodSeconds,omitempty"`
+	// DryRun: a server-side dry run (dryRun=All), which changed nothing.
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // Results of a delete, as AuditEvent.Result says them.
@@ -101,6 +103,9 @@ func (e AuditEvent) Describe() string {
 	}
 	if len(e.Patch) > 0 {
 		fmt.Fprintf(&b, " %s", e.Patch)
+	}
+	if e.DryRun {
+		b.WriteString(" (dry run)")
 	}
 	if e.Result != "" {
 		fmt.Fprintf(&b, " → %s", e.Result)
@@ -175,6 +180,7 @@ func ParseAuditLine(line []byte) (e AuditEvent, ok bool, err error) {
 	if raw.ResponseStatus != nil {
 		e.Code = raw.ResponseStatus.Code
 	}
+	e.DryRun = strings.Contains(raw.RequestURI, "dryRun=")
 	switch e.Verb {
 	case "delete", "deletecollection":
 		e.GracePeriodSeconds, e.PropagationPolicy = deleteOptions(raw.RequestObject, raw.RequestURI)
@@ -289,7 +295,7 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 		return AuditEvent{}, false
 	}
 	for _, e := range r.Audit {
-		if e.Verb != verb || e.Resource != resource || e.Name != a.Target || e.Subresource != "" || !e.ByPerson() {
+		if e.Verb != verb || e.Resource != resource || e.Name != a.Target || e.Subresource != "" || !e.ByPerson() || e.DryRun {
 			continue
 		}
 		if e.ReceivedAt.Before(a.StartedAt.Add(-auditSlack)) || (!a.FinishedAt.IsZero() && e.ReceivedAt.After(a.FinishedAt.Add(auditSlack))) {

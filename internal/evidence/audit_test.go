@@ -109,3 +109,18 @@ func TestAuditForPicksTheRequestInFlight(t *testing.T) {
 		t.Fatalf("AuditFor = %+v %v", e, ok)
 	}
 }
+
+// A server-side dry run changed nothing: it is never a lab's action.
+func TestAuditDryRun(t *testing.T) {
+	line := `{"auditID":"d","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/ns/pods/held?dryRun=All","verb":"delete","user":{"username":"kubernetes-admin"},"objectRef":{"resource":"pods","namespace":"ns","name":"held"},"responseStatus":{"code":200},"requestObject":{"gracePeriodSeconds":0},"requestReceivedTimestamp":"2026-12-02T10:00:10Z","stageTimestamp":"2026-12-02T10:00:10Z"}`
+	e, ok, err := ParseAuditLine([]byte(line))
+	if err != nil || !ok || !e.DryRun {
+		t.Fatalf("%+v %v %v", e, ok, err)
+	}
+	at := time.Date(2026, 12, 2, 10, 0, 10, 0, time.UTC)
+	rec := &Record{Audit: []AuditEvent{e}}
+	force := Action{Kind: "force-delete", Target: "held", Request: json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/held"}`), StartedAt: at, FinishedAt: at}
+	if _, ok := rec.AuditFor(force); ok {
+		t.Error("a dry run matched the force delete")
+	}
+}

@@ -40,6 +40,9 @@ func AuditSection(rec *evidence.Record) *report.Section {
 		if e.Taints != nil {
 			opts = strings.TrimSpace(opts + " taints now " + fmt.Sprint(e.Taints))
 		}
+		if e.DryRun {
+			opts = strings.TrimSpace(opts + " (server-side dry run)")
+		}
 		answer := fmt.Sprint(e.Code)
 		if e.Result != "" {
 			answer += " " + e.Result

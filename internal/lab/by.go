@@ -145,7 +145,11 @@ func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string
 			return fmt.Errorf("%s of %s was not seen in the API server's audit log: %w", kind, target, err)
 		}
 		seen[e.AuditID] = true
-		if msg := x.check(e); msg != "" {
+		msg := x.check(e)
+		if e.DryRun {
+			msg = fmt.Sprintf("saw %s as a server-side dry run, which changes nothing; this step wants the real request", describeRequest(e))
+		}
+		if msg != "" {
 			if !e.Succeeded() {
 				msg = fmt.Sprintf("saw %s answered %d", describeRequest(e), e.Code)
 			}
@@ -260,6 +264,7 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node node
 			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
 		}
 	}
+	lastBefore := time.Now().UTC() // the kubelet's state is known up to here
 	skipped, err := a.ask(ctx, r, kind, node.String(), command)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", kind, node, err)
@@ -271,7 +276,6 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node node
 		wctx, c = context.WithTimeout(wctx, scriptShows)
 		defer c()
 	}
-	lastBefore := time.Now().UTC()
 	for {
 		state, err := kubelet.State(wctx, node)
 		at := time.Now().UTC()
@@ -333,41 +337,35 @@ func (s *scriptActor) done(r *Run, what string) { r.Infof("seen: %s", what) }
 
 // youActor shows a person each command and reads "skip" from their terminal.
 type youActor struct {
-	out   io.Writer
-	lines <-chan string
+	out     io.Writer
+	mu      sync.Mutex
+	current chan struct{} // the step waiting for its action; closed on "skip"
 }
 
 func newYouActor(in io.Reader, out io.Writer) *youActor {
-	lines := make(chan string)
+	y := &youActor{out: out}
 	go func() {
 		sc := bufio.NewScanner(in)
 		for sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-		close(lines)
-	}()
-	return &youActor{out: out, lines: lines}
-}
-
-func (y *youActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
-	fmt.Fprintf(y.out, "\n>>> Your turn (%s %s). In another terminal, type:\n\n    %s\n\n    (termlab waits until the API server's audit log or the node shows it; type skip and Enter to give up on this step)\n", kind, target, command)
-	skipped := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case l, ok := <-y.lines:
-				if !ok {
-					return
+			if l := strings.TrimSpace(sc.Text()); l == "skip" || l == "s" {
+				y.mu.Lock()
+				if y.current != nil {
+					close(y.current)
+					y.current = nil
 				}
-				if l == "skip" || l == "s" {
-					close(skipped)
-					return
-				}
-			case <-ctx.Done():
-				return
+				y.mu.Unlock()
 			}
 		}
 	}()
+	return y
+}
+
+func (y *youActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
+	skipped := make(chan struct{})
+	y.mu.Lock()
+	y.current = skipped
+	y.mu.Unlock()
+	fmt.Fprintf(y.out, "\n>>> Your turn (%s %s). In another terminal, type:\n\n    %s\n\n    (termlab waits until the API server's audit log or the node shows it; type skip and Enter here to give up on this step)\n", kind, target, command)
 	return skipped, nil
 }
 
@@ -377,7 +375,12 @@ func (y *youActor) wrong(r *Run, msg string) bool {
 	return true
 }
 
-func (y *youActor) done(r *Run, what string) { fmt.Fprintf(y.out, "ok: seen %s\n", what) }
+func (y *youActor) done(r *Run, what string) {
+	y.mu.Lock()
+	y.current = nil
+	y.mu.Unlock()
+	fmt.Fprintf(y.out, "ok: seen %s\n", what)
+}
 
 // newActor makes the actor of Options.By for the lab.
 func (r *Run) newActor(def Definition) (actor, func(), error) {
