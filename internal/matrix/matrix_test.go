@@ -230,10 +230,11 @@ func TestSelectLabs(t *testing.T) {
 
 // fakeProvider hands out clusters by release; Down is recorded.
 type fakeProvider struct {
-	envs  map[string]*cluster.Env
-	up    []string
-	down  []string
-	kwoks []bool
+	envs    map[string]*cluster.Env
+	downErr map[string]error
+	up      []string
+	down    []string
+	kwoks   []bool
 }
 
 func (p *fakeProvider) Up(_ context.Context, v string, needKwok bool, col *Column) (*cluster.Env, error) {
@@ -249,27 +250,29 @@ func (p *fakeProvider) Up(_ context.Context, v string, needKwok bool, col *Colum
 
 func (p *fakeProvider) Down(_ context.Context, v string) error {
 	p.down = append(p.down, v)
-	return nil
+	return p.downErr[v]
 }
 
 func TestRunPlumbing(t *testing.T) {
 	// One release whose cluster cannot come up, one whose "cluster" has no
 	// API client (lab.Execute refuses it at once): each is deleted after,
 	// nothing else is touched, and the table and the error say what happened.
-	p := &fakeProvider{envs: map[string]*cluster.Env{"v1.37.2": {Name: "fake"}}}
+	p := &fakeProvider{envs: map[string]*cluster.Env{"v1.37.2": {Name: "fake"}}, downErr: map[string]error{"v1.36.3": errors.New("kind: boom")}}
 	dir := t.TempDir()
 	tb, out, err := Run(context.Background(), Options{
 		Versions: []string{"v1.37.2", "v1.36.3"},
 		Labs:     []lab.Definition{{Name: "force"}, {Name: "finalizer", Uses: lab.Uses{FakeNode: true}}},
 		Root:     dir, OutDir: filepath.Join(dir, "m"), Provider: p, Log: progress.New(testWriter{t}),
 	})
-	if err == nil || !strings.Contains(err.Error(), "v1.36.3: no image for v1.36.3") || !strings.Contains(err.Error(), "v1.37.2: lab:force:") {
+	if err == nil || !strings.Contains(err.Error(), "v1.36.3: no image for v1.36.3") || !strings.Contains(err.Error(), "v1.37.2: lab:force:") ||
+		!strings.Contains(err.Error(), "v1.36.3: deleting cluster termlab-v1-36-3: kind: boom") {
 		t.Errorf("error %v", err)
 	}
 	if strings.Join(p.up, ",") != "v1.37.2,v1.36.3" || strings.Join(p.down, ",") != "v1.37.2,v1.36.3" || !p.kwoks[0] {
 		t.Errorf("up %v down %v kwok %v", p.up, p.down, p.kwoks)
 	}
-	if len(tb.Columns) != 2 || tb.Columns[0].Server != "fake v1.37.2" || len(tb.Columns[0].Labs) != 2 || tb.Columns[1].Error == "" {
+	if len(tb.Columns) != 2 || tb.Columns[0].Server != "fake v1.37.2" || len(tb.Columns[0].Labs) != 2 || tb.Columns[1].Error == "" ||
+		tb.Columns[0].DeleteSeconds <= 0 || tb.Columns[1].DeleteSeconds <= 0 {
 		t.Errorf("columns %+v", tb.Columns)
 	}
 	for _, f := range []string{MarkdownFile, JSONFile} {

@@ -138,11 +138,11 @@ func (t Table) Write(dir string) error {
 	return os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(t.Markdown()), 0o644)
 }
 
-func runVersion(ctx context.Context, o Options, v string, needKwok bool) (VersionRun, []string) {
+// runVersion's results are named: the deferred delete records into them.
+func runVersion(ctx context.Context, o Options, v string, needKwok bool) (run VersionRun, problems []string) {
 	log := o.Log
-	run := VersionRun{Column: Column{Version: v, Cluster: ClusterName(v)}}
+	run = VersionRun{Column: Column{Version: v, Cluster: ClusterName(v)}}
 	col := &run.Column
-	var problems []string
 	done := log.Step(fmt.Sprintf("matrix %s: cluster %s", v, col.Cluster))
 	env, err := o.Provider.Up(ctx, v, needKwok, col)
 	done(err)
@@ -293,17 +293,26 @@ func buildsSince(t time.Time) []Build {
 		}
 		out = append(out, b)
 	})
+	// A cached node image's own build time is that of the last fresh build with its key.
+	builtIn := map[string]float64{}
 	readLines(filepath.Join(root, "image-builds.jsonl"), func(line []byte) {
 		var r struct {
 			Name     string    `json:"name"`
+			Key      string    `json:"key"`
 			Cached   bool      `json:"cached"`
 			Seconds  float64   `json:"duration_seconds"`
 			Finished time.Time `json:"finished_at"`
 		}
-		if json.Unmarshal(line, &r) != nil || r.Finished.Before(t) {
+		if json.Unmarshal(line, &r) != nil {
 			return
 		}
-		out = append(out, Build{Name: r.Name, Cached: r.Cached, Seconds: r.Seconds})
+		if !r.Cached {
+			builtIn[r.Name+" "+r.Key] = r.Seconds
+		}
+		if r.Finished.Before(t) {
+			return
+		}
+		out = append(out, Build{Name: r.Name, Cached: r.Cached, Seconds: r.Seconds, BuiltSeconds: builtIn[r.Name+" "+r.Key]})
 	})
 	return out
 }

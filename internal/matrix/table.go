@@ -261,9 +261,12 @@ func (t Table) Markdown() string {
 			var parts []string
 			for _, bd := range c.Builds {
 				s := fmt.Sprintf("%s %s ", bd.Name, bd.Version)
-				if bd.Cached {
+				switch {
+				case bd.Cached && bd.BuiltSeconds > 0:
 					s += fmt.Sprintf("cached (built in %s)", secs(bd.BuiltSeconds))
-				} else {
+				case bd.Cached:
+					s += "cached"
+				default:
 					s += "built in " + secs(bd.Seconds)
 				}
 				parts = append(parts, strings.TrimSpace(strings.ReplaceAll(s, "  ", " ")))
