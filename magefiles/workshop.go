@@ -31,8 +31,8 @@ var Aliases = map[string]interface{}{"workshop": Workshop.Run}
 // Workshop targets prepare and run workshop sessions (see WORKSHOP.md in a bundle).
 type Workshop mg.Namespace
 
-// Run runs every lab in order as a guided session (also `workshop`): explained, with commands to follow along, compared with the reference runs; TERMLAB_STEP=1 or -step waits for Enter between labs.
-func (Workshop) Run(ctx context.Context, step *bool) error {
+// Run runs every lab in order as a guided session (also `workshop`): explained, with commands to follow along, compared with the reference runs; it waits for Enter between labs on a terminal (-unattended or TERMLAB_STEP=0: never).
+func (Workshop) Run(ctx context.Context, step, unattended *bool) error {
 	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func (Workshop) Run(ctx context.Context, step *bool) error {
 	}
 	_, err = workshop.Session(ctx, env, labs.All, workshop.SessionOptions{
 		Root: o.Root,
-		Step: (step != nil && *step) || os.Getenv(workshop.StepEnv) != "",
+		Step: workshop.StepMode(step, unattended),
 		Lab:  lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != ""},
 	})
 	return err

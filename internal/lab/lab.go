@@ -81,6 +81,9 @@ type Definition struct {
 	Question string
 	// Summary is one line on what the lab shows, for tables of labs.
 	Summary string
+	// Predict is what a workshop asks the room to predict before the lab
+	// runs (WORKSHOP.md's trainer notes; the answer is the reference run's).
+	Predict string
 	// Uses says which nodes the lab uses and what it does to them.
 	Uses Uses
 	// Manifests are the pod manifests (files of manifests/pods) the lab uses.

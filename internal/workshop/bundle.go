@@ -242,7 +242,7 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 		return nil, err
 	}
 	m.Versions = versions(ctx, opts.Root, set, dockerVersion, mod.Version)
-	if err := writeFile(staging, GuideFile, guideText(m, filepath.Base(out), opts.Labs), 0o644); err != nil {
+	if err := writeFile(staging, GuideFile, guideText(m, filepath.Base(out), opts.Root, opts.Labs), 0o644); err != nil {
 		return nil, err
 	}
 	if err := add(GuideFile); err != nil {

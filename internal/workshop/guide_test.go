@@ -90,10 +90,35 @@ func TestKubeletHintsNameTheNodeActedOn(t *testing.T) {
 // WORKSHOP.md lists every registered lab with its target.
 func TestWorkshopGuideListsEveryLab(t *testing.T) {
 	m := &Manifest{Platform: "linux/amd64"}
-	got := string(guideText(m, "termlab-workshop.tar.gz", labs.All))
+	got := string(guideText(m, "termlab-workshop.tar.gz", filepath.Join("..", ".."), labs.All))
 	for _, d := range labs.All {
 		if !strings.Contains(got, "`./termlab "+d.Title()+"`") || !strings.Contains(got, d.Summary) {
 			t.Errorf("WORKSHOP.md does not list %s with its summary:\n%s", d.Title(), got)
+		}
+	}
+}
+
+// WORKSHOP.md's trainer notes give each lab its question, a prediction to
+// ask for and the reference run's answer, with its numbers.
+func TestWorkshopTrainerNotes(t *testing.T) {
+	root := filepath.Join("..", "..")
+	got := trainerNotes(root, labs.All)
+	for _, d := range labs.All {
+		if d.Predict == "" {
+			t.Logf("%s has no Predict: its trainer notes ask for a prediction without saying what about", d.Title())
+		}
+		answer, id := ReferenceAnswer(root, d.Name)
+		if answer == "" || id == "" {
+			t.Errorf("%s: no answer in results/reference/%s/report.md", d.Title(), d.Name)
+			continue
+		}
+		if !strings.ContainsAny(answer, "0123456789") {
+			t.Errorf("%s: the reference answer has no numbers: %s", d.Title(), answer)
+		}
+		for _, want := range []string{"### " + d.Title(), d.Question, "- **Predict:** ", answer, "`./termlab " + d.Title() + " -by=you`"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("trainer notes for %s lack %q", d.Title(), want)
+			}
 		}
 	}
 }

@@ -98,7 +98,7 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 	if opts.Step {
 		fmt.Fprintf(out, "Step mode: the session waits for Enter before and after each lab (not inside one: the labs time what they see).\n")
 	} else {
-		fmt.Fprintf(out, "Set %s=1 to have the session wait for Enter before and after each lab.\n", StepEnv)
+		fmt.Fprintf(out, "Unattended: the session does not wait between labs (on a terminal it does, unless -unattended or %s=0).\n", StepEnv)
 	}
 
 	var outcomes []LabOutcome

@@ -64,6 +64,7 @@ var Definition = lab.Definition{
 	Name:      "finalizer",
 	Question:  "A pod has a finalizer nobody removes. What do an ordinary delete and a force delete do to the API object and to its container on the node — and does a kwok fake node behave the same?",
 	Summary:   "the object stays while its finalizer stays, even after a force delete; the kubelet still stops the container",
+	Predict:   "After an ordinary delete, and then a force delete, of a pod whose finalizer nobody removes: is the API object still there? Is its container still running on the node? And on a kwok fake node?",
 	Uses:      lab.Uses{Worker: 0, FakeNode: true},
 	Manifests: []string{"held.yaml", "held-kwok.yaml"},
 	ByHand: []lab.HandStep{

@@ -56,6 +56,7 @@ var Definition = lab.Definition{
 	Name:      "force",
 	Question:  "A pod is force-deleted (gracePeriodSeconds 0) on a healthy worker. Is its container gone when the API object is — and if not, how long does it outlive it, and how does it end?",
 	Summary:   "the API object is gone at once; the container is killed 2 s after SIGTERM, outliving it",
+	Predict:   "A force delete of a healthy pod whose program needs 8 s to shut down: how long is the container still running after the API object is gone, and does it finish its shutdown?",
 	Uses:      lab.Uses{Worker: 0},
 	Manifests: []string{"slow-exit.yaml"},
 	ByHand: []lab.HandStep{

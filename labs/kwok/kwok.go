@@ -92,6 +92,7 @@ var Definition = lab.Definition{
 	Name:      "kwok",
 	Question:  "Do kwok fake nodes delete pods the way a kubelet does? The same deletions — with a finalizer (ordinary, then force, then finalizer removal) and without — on a real worker and on fake nodes under three stage sets side by side: which sets match the kubelet transition for transition, and where do the others part from it?",
 	Summary:   "which kwok stage sets delete pods transition for transition like a real kubelet",
+	Predict:   "The same deletions on a real kubelet and on a kwok fake node: which kwok stage sets give the same transitions as the kubelet (deletionTimestamp, grace, finalizers, terminated container, phase, DELETED)?",
 	Uses:      lab.Uses{Worker: 0, FakeNode: true},
 	Manifests: []string{"kwok-finalizer.yaml", "kwok-plain.yaml"},
 	ByHand: []lab.HandStep{

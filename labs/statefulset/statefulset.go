@@ -98,6 +98,7 @@ var Definition = lab.Definition{
 	Name:     "statefulset",
 	Question: "A StatefulSet promises at most one pod per identity. Does it keep that promise while its pod's node is unreachable — and what happens to it after a force delete?",
 	Summary:  "no replacement while the pod is Terminating; after a force delete two processes write under one identity until the old kubelet returns",
+	Predict:  "A StatefulSet pod on a node whose kubelet is down: after an ordinary delete, does the controller start a second ident-0? After a force delete? How many processes write as ident-0, and for how long?",
 	Uses:     lab.Uses{Worker: 1, StopsKubelet: true},
 	ByHand: []lab.HandStep{
 		{Title: "the ledger: a Deployment and a Service on the control plane",
