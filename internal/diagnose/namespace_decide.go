@@ -304,13 +304,20 @@ func (d *nsDecider) remaining() {
 			}
 		}
 		ev := []string{TypeFile(t.Resource) + ": metadata.finalizers, metadata.deletionTimestamp"}
-		text := fmt.Sprintf("%d %s remain: %s.", len(t.Objects), t.Resource, objectList(t.Objects, true))
+		verb, carry := "remain", "of them carry"
+		if len(t.Objects) == 1 {
+			verb = "remains"
+		}
+		if held == 1 {
+			carry = "of them carries"
+		}
+		text := fmt.Sprintf("%d %s %s: %s.", len(t.Objects), t.Resource, verb, objectList(t.Objects, true))
 		switch {
 		case !d.terminating():
 			d.add(Finding{ID: id, Level: Info, Verdict: "present", Evidence: ev, Text: text})
 		case held > 0:
 			d.add(Finding{ID: id, Level: Blocking, Verdict: "held", Evidence: ev,
-				Text: text + fmt.Sprintf(" %d of them carry finalizers: the API server keeps each until its finalizers are removed.", held)})
+				Text: text + fmt.Sprintf(" %d %s finalizers: the API server keeps each until its finalizers are removed.", held, carry)})
 		default:
 			d.add(Finding{ID: id, Level: Warning, Verdict: "no finalizer", Evidence: ev,
 				Text: text + " None carries a finalizer: the namespace controller deletes them itself and they go once it has; if they stay, the namespace conditions say why (a failed deletion, a failed discovery)."})
