@@ -12,6 +12,7 @@ import (
 
 // Matrix runs labs on one kind cluster per Kubernetes release and writes results/matrix/<time>/matrix.md: -k8s=v1.37.2,v1.36.3 [-labs=force,finalizer] [-keep].
 //
+// A release may be given as v1.36.x: the newest patch the Go module proxy serves.
 // Each release gets its own cluster (termlab-v1-36-3, kubeconfig
 // .termlab/kubeconfig-termlab-v1-36-3) from kindest/node:<release> where a
 // registry answers, else a node image built offline from the Go module proxy
@@ -23,7 +24,7 @@ func Matrix(ctx context.Context, k8s, labs *string, keep *bool) error {
 	if k8s != nil {
 		list = *k8s
 	}
-	versions, err := matrix.ParseVersions(list)
+	versions, err := matrix.Versions(ctx, list)
 	if err != nil {
 		return err
 	}

@@ -190,3 +190,20 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// ModuleVersions lists the versions of a module that the module proxy serves
+// (`go list -m -versions`), oldest first, pre-releases included.
+func ModuleVersions(ctx context.Context, mod string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-versions", mod)
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -m -versions %s: %w%s", mod, err, stderrOf(err))
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 2 {
+		return nil, fmt.Errorf("go list -m -versions %s: the module proxy lists no version", mod)
+	}
+	return f[1:], nil
+}

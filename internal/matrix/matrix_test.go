@@ -197,7 +197,7 @@ func TestVersions(t *testing.T) {
 	if err != nil || strings.Join(got, ",") != "v1.37.2,v1.36.3" {
 		t.Fatalf("%v %v", got, err)
 	}
-	for _, bad := range []string{"", "v1.36", "v1.36.x", "v1.36.3,v1.36.3", "latest"} {
+	for _, bad := range []string{"", "v1.36", "v1.x", "v1.36.3.x", "v1.36.3,v1.36.3", "v1.36.x,1.36.x", "latest"} {
 		if _, err := ParseVersions(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -209,6 +209,28 @@ func TestVersions(t *testing.T) {
 	for v, want := range map[string]bool{"v1.26.9": false, "v1.27.0": true, "v1.29.15": true, "v1.30.0": false} {
 		if got, err := e.Applies(v); err != nil || got != want {
 			t.Errorf("%s: %v %v", v, got, err)
+		}
+	}
+}
+
+func TestResolveVersions(t *testing.T) {
+	// What the module proxy listed for k8s.io/kubernetes (December 2026).
+	served := []string{"v1.34.0", "v1.34.2", "v1.34.3", "v1.34.4", "v1.35.4", "v1.36.1", "v1.36.3", "v1.37.2", "v1.38.0-beta.0"}
+	req, err := ParseVersions("v1.37.2,1.36.x,v1.34.x")
+	if err != nil || !Wildcards(req) {
+		t.Fatalf("%v %v", req, err)
+	}
+	got, err := ResolveVersions(req, served)
+	if err != nil || strings.Join(got, ",") != "v1.37.2,v1.36.3,v1.34.4" {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"v1.38.x", "v1.33.x", "v1.36.3,v1.36.x"} {
+		req, err := ParseVersions(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ResolveVersions(req, served); err == nil {
+			t.Errorf("%s: %v, no error", bad, got)
 		}
 	}
 }
