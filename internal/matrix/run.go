@@ -43,7 +43,7 @@ type Options struct {
 	// Keep leaves every release's cluster running (and says so in the table).
 	Keep     bool
 	Log      *progress.Logger
-	Provider Provider // default: KindProvider from Root, TERMLAB_IMAGES and 2 fake nodes
+	Provider Provider // default: KindProvider from Root, TERMLAB_IMAGES and TERMLAB_FAKE_NODES
 	// LabTimeout bounds each lab's steps (lab.Options.Timeout; default its own).
 	LabTimeout time.Duration
 }
@@ -79,11 +79,11 @@ func Run(ctx context.Context, o Options) (Table, string, error) {
 		return Table{}, "", err
 	}
 	if o.Provider == nil {
-		src, err := images.ParseSource(os.Getenv("TERMLAB_IMAGES"))
+		so, err := stack.OptionsFromEnv() // TERMLAB_IMAGES, TERMLAB_FAKE_NODES
 		if err != nil {
 			return Table{}, "", err
 		}
-		o.Provider = &KindProvider{Root: o.Root, Images: src, FakeNodes: 2, Log: log}
+		o.Provider = &KindProvider{Root: o.Root, Images: so.Images, FakeNodes: so.FakeNodes, Log: log}
 	}
 	needKwok := false
 	var names []string
