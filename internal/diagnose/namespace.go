@@ -154,7 +154,9 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 	c.Namespace = ns
 	raw.put(NamespaceFile, ns)
 
-	c.Discovery = discoverTypes(src.Client.Discovery(), &c)
+	cctx, cancel = context.WithTimeout(ctx, callTimeout)
+	c.Discovery = discoverTypes(cctx, src.Client.Discovery(), &c)
+	cancel()
 	raw.put(DiscoveryFile, c.Discovery)
 	if src.Dynamic == nil {
 		c.APIServicesErr = "no dynamic client was given"
@@ -248,9 +250,9 @@ var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 // discoverTypes fills c.Types with every listable namespaced type. Discovery
 // returns what it could read together with an error naming the groups it
 // could not: both are kept, as the namespace controller keeps both.
-func discoverTypes(d discovery.DiscoveryInterface, c *NamespaceCollected) DiscoveryCheck {
+func discoverTypes(ctx context.Context, d discovery.DiscoveryInterface, c *NamespaceCollected) DiscoveryCheck {
 	var dc DiscoveryCheck
-	lists, err := discovery.ServerPreferredNamespacedResources(d)
+	lists, err := discovery.ServerPreferredNamespacedResourcesWithContext(ctx, discovery.ToDiscoveryInterfaceWithContext(d))
 	if err != nil {
 		var failed *discovery.ErrGroupDiscoveryFailed
 		if errors.As(err, &failed) {
