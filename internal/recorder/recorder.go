@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,18 +144,57 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 }
 
 func (r *Recorder) addPod(typ string, pod *corev1.Pod, at time.Time) {
-	obj := pod.DeepCopy()
-	obj.APIVersion, obj.Kind = "v1", "Pod"
-	raw, err := json.Marshal(obj)
+	// The object is the recorder's own (decoded from the stream or a LIST):
+	// its type is stamped for the JSON and put back, no copy needed.
+	tm := pod.TypeMeta
+	pod.APIVersion, pod.Kind = "v1", "Pod"
+	raw, err := json.Marshal(pod)
+	pod.TypeMeta = tm
 	if err != nil {
 		raw = nil
 	}
 	e := evidence.PodEvent{ObservedAt: at, Type: typ, PodState: evidence.StateOf(pod), Object: raw}
+	line, lineErr := podEventLine(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rec.PodEvents = append(r.rec.PodEvents, e)
-	r.appendLine(evidence.EventsFile, e)
+	if lineErr != nil {
+		r.appendLine(evidence.EventsFile, e)
+	} else {
+		r.appendRaw(evidence.EventsFile, line)
+	}
 	r.broadcast()
+}
+
+// podEventLine is e as one line of events.jsonl. The object, already
+// compact JSON from json.Marshal, is spliced in as it is: encoding/json
+// would check and compact its every byte again, which was a third of the
+// recorder's CPU per event (BenchmarkRecorderProtobuf).
+func podEventLine(e evidence.PodEvent) ([]byte, error) {
+	object := e.Object
+	e.Object = nil
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `"object":null}`
+	if len(object) == 0 || !bytes.HasSuffix(b, []byte(tail)) {
+		return append(b, '\n'), nil
+	}
+	b = append(b[:len(b)-len(tail)], `"object":`...)
+	b = append(b, object...)
+	return append(b, '}', '\n'), nil
+}
+
+// appendRaw writes line (one JSON line, newline included); r.mu must be held.
+func (r *Recorder) appendRaw(file string, line []byte) {
+	f := r.files[file]
+	if f == nil {
+		return
+	}
+	if _, err := f.Write(line); err != nil && r.writeErr == nil {
+		r.writeErr = fmt.Errorf("writing %s: %w", file, err)
+	}
 }
 
 func (r *Recorder) addKubeEvent(typ string, ev *corev1.Event, at time.Time) {

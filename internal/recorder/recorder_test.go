@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -166,5 +167,33 @@ func TestStepFoldersAndActions(t *testing.T) {
 	}
 	if rec.Steps[0].FinishedAt.IsZero() {
 		t.Fatal("step not ended")
+	}
+}
+
+// A line of events.jsonl with the object spliced in is what encoding/json
+// writes for the whole event.
+func TestPodEventLine(t *testing.T) {
+	p := benchPod(7)
+	raw, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := evidence.PodEvent{ObservedAt: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), Type: "ADDED", PodState: evidence.StateOf(p), Object: raw}
+	want, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := podEventLine(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want)+"\n" {
+		t.Errorf("line differs:\n got %s\nwant %s", got, want)
+	}
+	e.Object = nil
+	got, _ = podEventLine(e)
+	want, _ = json.Marshal(e)
+	if string(got) != string(want)+"\n" {
+		t.Errorf("line without object differs:\n got %s\nwant %s", got, want)
 	}
 }
