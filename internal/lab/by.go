@@ -395,7 +395,11 @@ func (r *Run) newActor(def Definition) (actor, func(), error) {
 		if out == nil {
 			out = os.Stdout
 		}
-		fmt.Fprintf(out, "\n%s by you: namespace %s. In another terminal:\n\n    export KUBECONFIG=%s\n\n", def.Title(), r.Namespace, r.Env.KubeconfigPath)
+		path := "PATH  # kubectl: none could be taken from the control-plane node"
+		if kubectl, err := Kubectl(context.Background(), r.Env.ControlPlane); err == nil {
+			path = fmt.Sprintf("PATH=%s:$PATH   # a kubectl of the cluster's version", filepath.Dir(kubectl))
+		}
+		fmt.Fprintf(out, "\n%s by you: namespace %s. In another terminal:\n\n    export KUBECONFIG=%s\n    export %s\n\n", def.Title(), r.Namespace, r.Env.KubeconfigPath, path)
 		return newYouActor(in, out), func() {}, nil
 	case ByScript:
 		path := ScriptPath(r.opts.RepoRoot, def.Name)

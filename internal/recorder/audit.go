@@ -72,6 +72,15 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 	if a.file == nil {
 		return nil, nil
 	}
+	// A log rotated since the last read (--audit-log-maxsize) starts again
+	// at 0: read the new file from its start; what the rotated file got
+	// after the last read is not read, and the record says so.
+	if st := run(ctx, a.node, "stat", "-c", "%s", a.path); st.err == nil {
+		if size, err := strconv.ParseInt(strings.TrimSpace(string(st.stdout)), 10, 64); err == nil && size < a.offset {
+			r.Notef("the API server's audit log was rotated during the run: requests logged between the last read and the rotation are missing from %s", evidence.AuditFile)
+			a.offset = 0
+		}
+	}
 	out := run(ctx, a.node, "tail", "-c", "+"+strconv.FormatInt(a.offset+1, 10), a.path)
 	if out.err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", out.err)
