@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 func projectKindConfig(t *testing.T) []byte {
@@ -100,5 +102,62 @@ func TestConfigHashFollowsMountedFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("..", "..", "manifests", "kind", "audit", "policy.yaml")); err != nil {
 		t.Fatalf("the mounted policy must exist: %v", err)
+	}
+}
+
+// The audit policy records nothing that could hold a credential: its first
+// rule drops secrets, configmaps, service account tokens and token reviews,
+// and reads are never recorded.
+func TestAuditPolicyKeepsNoSecrets(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "manifests", "kind", "audit", "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var policy struct {
+		Kind  string `json:"kind"`
+		Rules []struct {
+			Level     string   `json:"level"`
+			Verbs     []string `json:"verbs"`
+			Resources []struct {
+				Group     string   `json:"group"`
+				Resources []string `json:"resources"`
+			} `json:"resources"`
+		} `json:"rules"`
+	}
+	if err := yaml.Unmarshal(raw, &policy); err != nil || policy.Kind != "Policy" || len(policy.Rules) < 2 {
+		t.Fatalf("parsing the policy: %v (%+v)", err, policy)
+	}
+	first := policy.Rules[0]
+	dropped := map[string]bool{}
+	for _, r := range first.Resources {
+		for _, res := range r.Resources {
+			dropped[r.Group+"/"+res] = true
+		}
+		if len(r.Resources) == 0 {
+			dropped[r.Group+"/*"] = true
+		}
+	}
+	if first.Level != "None" || len(first.Verbs) != 0 {
+		t.Fatalf("the first rule must drop, for every verb: %+v", first)
+	}
+	for _, want := range []string{"/secrets", "/configmaps", "/serviceaccounts/token", "authentication.k8s.io/tokenreviews"} {
+		if !dropped[want] {
+			t.Errorf("the first rule does not drop %s: %v", want, dropped)
+		}
+	}
+	reads := policy.Rules[1]
+	if reads.Level != "None" || strings.Join(reads.Verbs, ",") != "get,list,watch" {
+		t.Errorf("the second rule must drop every read: %+v", reads)
+	}
+	for _, r := range policy.Rules {
+		if r.Level == "RequestResponse" {
+			for _, res := range r.Resources {
+				for _, name := range res.Resources {
+					if strings.Contains(name, "secret") || strings.Contains(name, "token") || strings.Contains(name, "configmap") {
+						t.Errorf("RequestResponse for %s", name)
+					}
+				}
+			}
+		}
 	}
 }
