@@ -595,6 +595,11 @@ func (d *decider) answer() string {
 		when := fmt.Sprintf("its %d s grace deadline passed %s ago", grace, round(past))
 		if grace == 0 {
 			when = fmt.Sprintf("it was force-deleted (grace period 0) %s ago", round(past))
+			if allTerminated(p) {
+				// The kubelet's final delete, once the containers stopped, also
+				// sets grace 0; the object alone cannot say which it was.
+				when = fmt.Sprintf("its grace period is 0 since %s ago: a force delete, or the kubelet's final delete once its containers stopped (the API server's audit log says which)", round(past))
+			}
 			if p.Spec.NodeName == "" {
 				// The API server skips the grace period of a pod no kubelet ever ran.
 				when = fmt.Sprintf("it was deleted %s ago, with grace period 0 because it was never scheduled", round(past))
@@ -821,4 +826,17 @@ func runningStatus(p *corev1.Pod, name string) bool {
 		}
 	}
 	return false
+}
+
+// allTerminated reports whether the pod has container statuses and every one is terminated.
+func allTerminated(p *corev1.Pod) bool {
+	if len(p.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
 }
