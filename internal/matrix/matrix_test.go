@@ -150,7 +150,7 @@ func TestVerdictChangeWithoutExpectationIsFlagged(t *testing.T) {
 	if len(tb.Flags) != 1 || !strings.Contains(tb.Flags[0], "v1.37.2 pass, v1.36.3 fail between releases, and the claim declares no version expectation") {
 		t.Errorf("flags %v", tb.Flags)
 	}
-	if md := tb.Markdown(); !strings.Contains(md, "**FAIL**: container_state=CONTAINER_RUNNING") {
+	if md := tb.Markdown(); !strings.Contains(md, "**FAIL**: container_state=CONTAINER_RUNNING") || !strings.Contains(md, "Each lab ran once per release") {
 		t.Errorf("matrix.md:\n%s", md)
 	}
 }

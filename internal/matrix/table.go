@@ -297,6 +297,9 @@ func (t Table) Markdown() string {
 	for _, f := range t.Flags {
 		p("- %s\n", f)
 	}
+	if len(t.Flags) > 0 {
+		p("\nEach lab ran once per release: before calling a flag a change of Kubernetes, run that release and lab again (`go tool mage matrix -k8s=<release> -labs=<lab>`) and read the run's report.\n")
+	}
 	p("\n## Claims\n\n")
 	for _, r := range t.Rows {
 		p("- `%s` (lab:%s): %s\n", r.Claim, r.Lab, r.Statement)
