@@ -83,7 +83,7 @@ func Doctor(ctx context.Context) error {
 	return doctor.Run(ctx, os.Stdout)
 }
 
-// Measure prints cluster:up with cached images vs a bare kind create, the reuse time, and cold/warm build times.
+// Measure prints cluster:up with cached images vs a bare kind create, the reuse time, and cold/warm build times, on throw-away clusters (termlab is not touched).
 func Measure(ctx context.Context) error {
 	_, err := measure.Run(ctx, progress.Default(), os.Stdout)
 	return err

@@ -4,12 +4,14 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -418,19 +420,26 @@ func NodeReady(n *corev1.Node) bool {
 // LoadImage makes a local docker image available to every real node's
 // containerd, skipping nodes that already have the same image ID.
 func LoadImage(ctx context.Context, env *Env, ref string) error {
+	return LoadImageOn(ctx, ref, append([]nodes.Node{env.ControlPlane}, env.Workers...)...)
+}
+
+// LoadImageOn loads the image from the local Docker engine into each node
+// that does not have it (by image ID) yet, all nodes at once.
+func LoadImageOn(ctx context.Context, ref string, ns ...nodes.Node) error {
 	id, err := dockerimage.ID(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
 	}
-	for _, n := range append([]nodes.Node{env.ControlPlane}, env.Workers...) {
+	errs := make([]error, len(ns))
+	var wg sync.WaitGroup
+	for i, n := range ns {
 		if have, err := nodeutils.ImageID(n, ref); err == nil && have == id {
 			continue
 		}
-		if err := loadInto(ctx, n, ref); err != nil {
-			return err
-		}
+		wg.Go(func() { errs[i] = loadInto(ctx, n, ref) })
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func loadInto(ctx context.Context, n nodes.Node, ref string) error {

@@ -37,7 +37,7 @@ var (
 const managedByLabel, managedByValue = "app.kubernetes.io/managed-by", "termlab"
 
 // pollInterval is how often a wait looks at the cluster.
-const pollInterval = 500 * time.Millisecond
+const pollInterval = 100 * time.Millisecond
 
 // Install makes the cluster run kwok: it server-side applies the rendered
 // controller install and the stages of manifests/kwok, waits for the CRDs to

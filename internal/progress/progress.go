@@ -17,6 +17,15 @@ type Logger struct {
 	start time.Time
 	// Verbose enables Debugf lines.
 	Verbose bool
+	// stepDone, if set, is told each finished step and how long it took.
+	stepDone func(name string, took time.Duration)
+}
+
+// WithStepHook returns a logger writing the same lines, which also tells
+// fn each step that finished without error and how long it took (for a
+// measurement that wants the breakdown).
+func (l *Logger) WithStepHook(fn func(name string, took time.Duration)) *Logger {
+	return &Logger{out: l.out, start: l.start, Verbose: l.Verbose, stepDone: fn}
 }
 
 // New returns a Logger writing to out.
@@ -65,6 +74,9 @@ func (l *Logger) Step(name string) func(error) {
 			return
 		}
 		l.linef("✓ ", "%s (%s)", name, took)
+		if l.stepDone != nil {
+			l.stepDone(name, time.Since(begin))
+		}
 	}
 }
 

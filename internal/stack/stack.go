@@ -5,9 +5,11 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -127,16 +129,18 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	if err != nil {
 		return nil, err
 	}
-	refs := []string{set.Workload, set.Kwok}
-	if spec.NoKwok {
-		refs = refs[:1]
-	}
+	// The workload image goes on every node (labs run it on the workers, a
+	// node pod on any node); kwok's controller runs on the control plane
+	// only (manifests/kwok/controller). All loads at once.
 	done := log.Step("loading workload and kwok images onto the nodes")
-	for _, ref := range refs {
-		if err = cluster.LoadImage(ctx, env, ref); err != nil {
-			break
-		}
+	var kwokErr error
+	var wg sync.WaitGroup
+	if !spec.NoKwok {
+		wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane) })
 	}
+	err = cluster.LoadImage(ctx, env, set.Workload)
+	wg.Wait()
+	err = errors.Join(err, kwokErr)
 	done(err)
 	if err != nil {
 		return nil, err
