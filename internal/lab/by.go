@@ -186,6 +186,9 @@ func describeRequest(e evidence.AuditEvent) string {
 	if len(e.Patch) > 0 {
 		s += " " + string(e.Patch)
 	}
+	if e.Resource == "nodes" && e.Taints != nil {
+		s += fmt.Sprintf(" (taints now %v)", e.Taints)
+	}
 	if agent, _, _ := strings.Cut(e.UserAgent, " "); agent != "" {
 		s += " (" + agent + ")"
 	}

@@ -60,7 +60,7 @@ func TestByExpectations(t *testing.T) {
 	if msg := taintExpect("node.kubernetes.io/out-of-service", "NoExecute", true).check(taint); msg != "" {
 		t.Errorf("taint step: %q", msg)
 	}
-	if msg := taintExpect("node.kubernetes.io/out-of-service", "NoExecute", false).check(taint); !strings.Contains(msg, "still has taint") {
+	if msg := taintExpect("node.kubernetes.io/out-of-service", "NoExecute", false).check(taint); !strings.Contains(msg, "still has taint") || !strings.Contains(msg, "taints now [node.kubernetes.io/out-of-service:NoExecute]") {
 		t.Errorf("untaint step: %q", msg)
 	}
 }
