@@ -45,12 +45,12 @@ func (Lab) Statefulset(ctx context.Context, by *string) error {
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
 func (Lab) Kwok(ctx context.Context, by *string) error { return runLabBy(ctx, "kwok", by) }
 
-// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful.
-func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset *string) error {
+// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful; -by=script|you as the other labs (a kubectl per finalizer: use a small size).
+func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by *string) error {
 	if err := scale.Use(scale.Flags(nodes, pods, finalizers, stageset)); err != nil {
 		return err
 	}
-	return runLab(ctx, "scale")
+	return runLabBy(ctx, "scale", by)
 }
 
 // All runs every lab of the registry (labs/registry.go) in order.

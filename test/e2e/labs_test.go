@@ -42,9 +42,6 @@ func TestLabs(t *testing.T) {
 				name = def.Name + "/by-script"
 			}
 			t.Run(name, func(t *testing.T) {
-				if by == lab.ByScript && def.Name == "scale" {
-					t.Skip("lab:scale releases a thousand finalizers; by script that is a kubectl process per pod. scripts/scale.sh runs the experiment by hand at a smaller size")
-				}
 				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 				defer cancel()
 				begin := time.Now()
