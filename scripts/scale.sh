@@ -5,7 +5,7 @@
 # and checks its watch record against LISTs; this script does it with fewer.
 #
 #   scripts/scale.sh                   the whole experiment, as you would type it
-#   scripts/scale.sh <action> <pod>    one action (remove-finalizers)
+#   scripts/scale.sh <action> <name>   one action (remove-finalizers <pod>, delete-namespace <ns>)
 #
 # Environment: KUBECONFIG (default .termlab/kubeconfig), NS (namespace, default
 # termlab-scale-by-hand), PODS (default 200), IMAGE (the workload image, default
@@ -18,8 +18,9 @@ NS="${NS:-termlab-scale-by-hand}"
 PODS="${PODS:-200}"
 IMAGE="${IMAGE:-termlab.local/heartbeat:v1}"
 
-# The action, one function.
+# The actions, one function each.
 remove-finalizers() { kubectl patch pod "$1" -n "$NS" --type=merge -p '{"metadata":{"finalizers":null}}'; }
+delete-namespace() { kubectl delete namespace "$1" --wait=false; }
 
 if [ $# -gt 0 ]; then
   declare -F "$1" >/dev/null || { echo "unknown action $1" >&2; exit 2; }
@@ -48,7 +49,7 @@ kubectl wait pod --all -n "$NS" --for=condition=Ready --timeout=5m >/dev/null
 kubectl get pods -n "$NS" --no-headers | awk '{print $3}' | sort | uniq -c
 
 # 2. Delete the namespace: the pods without a finalizer go, the others stay Terminating.
-kubectl delete namespace "$NS" --wait=false
+delete-namespace "$NS"
 sleep 10
 kubectl get pods -n "$NS" --no-headers | wc -l
 kubectl get namespace "$NS" -o jsonpath='{.status.conditions}{"\n"}'

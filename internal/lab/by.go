@@ -176,7 +176,7 @@ const auditSlackSend = 50 * time.Millisecond
 // describeRequest is "DELETE pods/held with gracePeriodSeconds 30 (kubectl/v1.37.2)".
 func describeRequest(e evidence.AuditEvent) string {
 	s := strings.ToUpper(e.Verb) + " " + e.Object()
-	if e.Verb == "delete" {
+	if e.Verb == "delete" && e.Resource == "pods" {
 		if e.GracePeriodSeconds != nil {
 			s += fmt.Sprintf(" with gracePeriodSeconds %d", *e.GracePeriodSeconds)
 		} else {
@@ -198,8 +198,11 @@ func describeRequest(e evidence.AuditEvent) string {
 // recordFromAudit records the action as the API server received it.
 func (r *Run) recordFromAudit(kind, target, command string, e evidence.AuditEvent) {
 	path := "/api/v1/nodes/" + target
-	if e.Resource == "pods" {
+	switch e.Resource {
+	case "pods":
 		path = r.podsPath(target)
+	case "namespaces":
+		path = "/api/v1/namespaces/" + target
 	}
 	body := map[string]any{}
 	if e.GracePeriodSeconds != nil {
@@ -232,6 +235,8 @@ func deleteExpect(force bool) expectation {
 		return ""
 	}}
 }
+
+var deleteNamespaceExpect = expectation{verbs: []string{"delete"}, resource: "namespaces", check: func(evidence.AuditEvent) string { return "" }}
 
 var removeFinalizersExpect = expectation{verbs: []string{"patch", "update"}, resource: "pods", check: func(e evidence.AuditEvent) string {
 	if strings.Contains(string(e.Patch), `"finalizers":null`) || strings.Contains(string(e.Patch), `"finalizers":[]`) {

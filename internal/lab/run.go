@@ -198,6 +198,23 @@ func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 	return nil
 }
 
+// DeleteNamespace deletes the run's namespace (an ordinary delete, which
+// returns at once; the namespace controller does the rest). With -by it is
+// the actor's action, read back from the audit log.
+func (r *Run) DeleteNamespace(ctx context.Context) error {
+	equivalent := fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace)
+	if a := r.actorNow(); a != nil {
+		return r.byOther(ctx, a, "delete-namespace", r.Namespace, equivalent, deleteNamespaceExpect)
+	}
+	err := r.act("delete-namespace", r.Namespace, apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace}, equivalent, func() error {
+		return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
+	})
+	if err != nil {
+		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
+	}
+	return nil
+}
+
 type rawJSON string
 
 func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }

@@ -351,7 +351,7 @@ func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
 
 func deleteNodes(ctx context.Context, r *lab.Run) error {
 	sel := lab.RunIDLabel + "=" + r.ID
-	return r.Act("delete-nodes", "the run's fake nodes", map[string]any{"verb": "DELETE", "path": "/api/v1/nodes", "labelSelector": sel},
+	return r.Act("cleanup-fake-nodes", "the run's fake nodes", map[string]any{"verb": "DELETE", "path": "/api/v1/nodes", "labelSelector": sel},
 		"kubectl delete nodes -l "+sel, func() error {
 			return r.Env.Client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: sel})
 		})
@@ -474,12 +474,8 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	gone := map[string]bool{}
 	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
 	defer cancel()
-	err := r.Act("delete-namespace", r.Namespace, map[string]any{"verb": "DELETE", "path": "/api/v1/namespaces/" + r.Namespace, "body": metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}}},
-		fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace), func() error {
-			return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
-		})
-	if err != nil {
-		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
+	if err := r.DeleteNamespace(ctx); err != nil {
+		return err
 	}
 	// Events from before the delete match neither case: no pod was DELETED
 	// or had a deletionTimestamp then.
