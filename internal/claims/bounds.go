@@ -83,7 +83,7 @@ const (
 	// has not seen the lease renewed for its grace period; the last renewal
 	// came up to one renew interval before the stop, and the controller
 	// notices a renewal at one look and the grace run out at a later one.
-	NotReadyEarliest = NodeMonitorGracePeriod - NodeLeaseRenewInterval                     // 39.6 s
+	NotReadyEarliest = NodeMonitorGracePeriod - NodeLeaseRenewInterval                    // 39.6 s
 	NotReadyLatest   = NodeMonitorGracePeriod + 2*NodeMonitorPeriod + NodeStatusAllowance // 65 s
 	// UnreachableTaintedLatest: the unreachable taint comes in the pass that
 	// marks the node NotReady or the next one.

@@ -143,3 +143,7 @@ func PlaceOnFakeNode(pod *corev1.Pod, set string) error {
 	}
 	return nil
 }
+
+// IsFake reports whether kwok's controller plays the node (it has no kubelet
+// or container runtime to ask).
+func IsFake(n *corev1.Node) bool { return n.Annotations[FakeNodeAnnotation] == FakeNodeAnnotationValue }

@@ -135,7 +135,7 @@ func Status(ctx context.Context, cfg *rest.Config) (*State, error) {
 			Name:     n.Name,
 			Ready:    nodeReady(&n) == "True",
 			StageSet: n.Labels[StageSetLabel],
-			Managed:  n.Annotations[FakeNodeAnnotation] == FakeNodeAnnotationValue,
+			Managed:  IsFake(&n),
 		})
 		sets[n.Labels[StageSetLabel]] = true
 		if v, ok := strings.CutPrefix(n.Status.NodeInfo.KubeletVersion, "kwok-"); ok && st.Version == "" {

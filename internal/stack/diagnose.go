@@ -15,6 +15,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
@@ -111,8 +112,8 @@ func realNodes(ctx context.Context, client kubernetes.Interface) []string {
 		return nil
 	}
 	var out []string
-	for _, n := range list.Items {
-		if n.Annotations["kwok.x-k8s.io/node"] != "fake" {
+	for i := range list.Items {
+		if n := &list.Items[i]; !kwok.IsFake(n) {
 			out = append(out, n.Name)
 		}
 	}

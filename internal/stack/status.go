@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 )
@@ -53,7 +54,7 @@ func PrintStatus(ctx context.Context, log *progress.Logger, w io.Writer) error {
 }
 
 func nodeKind(n *corev1.Node) string {
-	if n.Annotations["kwok.x-k8s.io/node"] == "fake" {
+	if kwok.IsFake(n) {
 		return "kwok (fake)"
 	}
 	if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; cp {
