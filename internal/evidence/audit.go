@@ -294,16 +294,37 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 	if verb == "" {
 		return AuditEvent{}, false
 	}
+	// Of the requests inside the slack, the one nearest the action's own
+	// window wins: a lab's next request on the same pod can follow within a
+	// few milliseconds (kwok answers at once), and the first one inside the
+	// slack would then be the previous action's.
+	var best AuditEvent
+	bestOff, found := time.Duration(0), false
 	for _, e := range r.Audit {
 		if e.Verb != verb || e.Resource != resource || e.Name != a.Target || e.Subresource != "" || !e.ByPerson() || e.DryRun {
 			continue
 		}
-		if e.ReceivedAt.Before(a.StartedAt.Add(-auditSlack)) || (!a.FinishedAt.IsZero() && e.ReceivedAt.After(a.FinishedAt.Add(auditSlack))) {
+		off := outside(e.ReceivedAt, a.StartedAt, a.FinishedAt)
+		if off > auditSlack || (found && off >= bestOff) {
 			continue
 		}
-		return e, true
+		best, bestOff, found = e, off, true
 	}
-	return AuditEvent{}, false
+	return best, found
+}
+
+// outside is how far t lies outside [start, end] (end zero: [start, start]).
+func outside(t, start, end time.Time) time.Duration {
+	if end.IsZero() || end.Before(start) {
+		end = start
+	}
+	switch {
+	case t.Before(start):
+		return start.Sub(t)
+	case t.After(end):
+		return t.Sub(end)
+	}
+	return 0
 }
 
 // auditSlack is how far outside an action's start and end its request may

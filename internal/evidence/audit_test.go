@@ -110,6 +110,35 @@ func TestAuditForPicksTheRequestInFlight(t *testing.T) {
 	}
 }
 
+// kwok answers an ordinary delete at once, and the lab's force delete
+// follows within milliseconds: the ordinary one lies inside the slack of the
+// force delete's window, and must not be taken for it (CI, 2026-12-03:
+// finalizer.kwok.force.object_stays failed on "gracePeriodSeconds unset").
+func TestAuditForBackToBack(t *testing.T) {
+	t1 := time.Date(2026, 12, 3, 12, 15, 57, 970000000, time.UTC)
+	zero := int64(0)
+	ev := func(id string, at time.Time, grace *int64) AuditEvent {
+		return AuditEvent{AuditID: id, ReceivedAt: at, User: "kubernetes-admin", Verb: "delete", Resource: "pods", Namespace: "ns", Name: "held-kwok", GracePeriodSeconds: grace, Code: 200}
+	}
+	rec := &Record{Audit: []AuditEvent{ev("ordinary", t1.Add(time.Millisecond), nil), ev("force", t1.Add(9*time.Millisecond), &zero)}}
+	req := json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/held-kwok"}`)
+	ordinary := Action{Kind: "delete", Target: "held-kwok", Request: req, StartedAt: t1, FinishedAt: t1.Add(6 * time.Millisecond)}
+	force := Action{Kind: "force-delete", Target: "held-kwok", Request: req, StartedAt: t1.Add(8 * time.Millisecond), FinishedAt: t1.Add(12 * time.Millisecond)}
+	if e, ok := rec.AuditFor(force); !ok || e.AuditID != "force" {
+		t.Errorf("AuditFor(force) = %+v %v", e, ok)
+	}
+	if e, ok := rec.AuditFor(ordinary); !ok || e.AuditID != "ordinary" {
+		t.Errorf("AuditFor(ordinary) = %+v %v", e, ok)
+	}
+	// Without the force delete's own record, the ordinary one, 7 ms before
+	// the force delete started, is still within the slack: it is taken, and
+	// the claim then fails on its options (the contradiction is reported).
+	rec.Audit = rec.Audit[:1]
+	if e, ok := rec.AuditFor(force); !ok || e.AuditID != "ordinary" {
+		t.Errorf("AuditFor(force) without its record = %+v %v", e, ok)
+	}
+}
+
 // A server-side dry run changed nothing: it is never a lab's action.
 func TestAuditDryRun(t *testing.T) {
 	line := `{"auditID":"d","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/ns/pods/held?dryRun=All","verb":"delete","user":{"username":"kubernetes-admin"},"objectRef":{"resource":"pods","namespace":"ns","name":"held"},"responseStatus":{"code":200},"requestObject":{"gracePeriodSeconds":0},"requestReceivedTimestamp":"2026-12-02T10:00:10Z","stageTimestamp":"2026-12-02T10:00:10Z"}`
