@@ -124,7 +124,9 @@ func Restore(ctx context.Context, nodes []Node) ([]Repair, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if state != "active" {
+		// activating: systemd is starting it already (a node container that
+		// just booted, or its restart loop): nobody left it stopped.
+		if state != "active" && state != "activating" && state != "reloading" {
 			if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
 				errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
 				continue
