@@ -19,16 +19,27 @@ import (
 // auditReader follows the API server's audit log on the control-plane node
 // from where it stood when the run began: each read takes the complete lines
 // written since, keeps those on the run's objects (evidence.AuditFilter) and
-// appends them to audit.jsonl and the record.
+// appends them to audit.jsonl and the record. It knows the file by inode, so
+// that a rotation (--audit-log-maxsize renames the log and starts a new one)
+// costs nothing: the rest of the renamed file is read first.
 type auditReader struct {
 	mu     sync.Mutex // one read at a time
 	node   Node
 	path   string
 	filter evidence.AuditFilter
+	inode  string
 	offset int64
 	file   *os.File
 	bad    int
+	stop   chan struct{}
+	done   chan struct{}
 }
+
+// auditFollowEvery is how often the log is read in the background while a
+// run goes on: a lab:scale run writes about 45 kB of audit log per pod, and
+// the server keeps one rotated file, so reads must come well before two
+// rotations (2 × 200 MB) could pass.
+const auditFollowEvery = 5 * time.Second
 
 // StartAudit begins following the API server's audit log on node (the
 // control plane) for the run's namespace and the given nodes. Without an
@@ -39,23 +50,93 @@ func (r *Recorder) StartAudit(ctx context.Context, node Node, nodes []string) er
 		r.Notef("no control-plane node: the API server's audit log was not read")
 		return nil
 	}
-	out := run(ctx, node, "stat", "-c", "%s", evidence.AuditLogPath)
-	if out.err != nil {
-		r.Notef("the API server keeps no audit log at %s on %s (a cluster made before termlab enabled it?): audit.jsonl stays empty", evidence.AuditLogPath, node)
-		return nil
-	}
-	size, err := strconv.ParseInt(strings.TrimSpace(string(out.stdout)), 10, 64)
+	return r.followLog(ctx, node, evidence.AuditLogPath, nodes)
+}
+
+// followLog is StartAudit for the log at path.
+func (r *Recorder) followLog(ctx context.Context, node Node, path string, nodes []string) error {
+	inode, size, err := statLog(ctx, node, path)
 	if err != nil {
-		return fmt.Errorf("reading the audit log's size on %s: %q: %w", node, out.stdout, err)
+		r.Notef("the API server keeps no audit log at %s on %s (a cluster made before termlab enabled it?): audit.jsonl stays empty (%v)", path, node, err)
+		return nil
 	}
 	f, err := os.Create(filepath.Join(r.cfg.Dir, evidence.AuditFile))
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", evidence.AuditFile, err)
 	}
+	a := &auditReader{node: node, path: path, filter: evidence.AuditFilter{Namespace: r.cfg.Namespace, Nodes: nodes},
+		inode: inode, offset: size, file: f, stop: make(chan struct{}), done: make(chan struct{})}
 	r.mu.Lock()
-	r.audit = &auditReader{node: node, path: evidence.AuditLogPath, filter: evidence.AuditFilter{Namespace: r.cfg.Namespace, Nodes: nodes}, offset: size, file: f}
+	r.audit = a
 	r.mu.Unlock()
+	go r.followAudit(ctx, a)
 	return nil
+}
+
+// followAudit reads the log every auditFollowEvery until StopAudit. A failed
+// read is tried again at the next tick; the last read (StopAudit) reports.
+func (r *Recorder) followAudit(ctx context.Context, a *auditReader) {
+	defer close(a.done)
+	t := time.NewTicker(auditFollowEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_, _ = r.ReadAudit(ctx)
+		}
+	}
+}
+
+// statLog is the inode and size of the file at path on node.
+func statLog(ctx context.Context, node Node, path string) (inode string, size int64, err error) {
+	out := run(ctx, node, "stat", "-c", "%i %s", path)
+	if out.err != nil {
+		return "", 0, out.err
+	}
+	f := strings.Fields(string(out.stdout))
+	if len(f) != 2 {
+		return "", 0, fmt.Errorf("stat of %s on %s said %q", path, node, out.stdout)
+	}
+	size, err = strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("stat of %s on %s said %q: %w", path, node, out.stdout, err)
+	}
+	return f[0], size, nil
+}
+
+// renamedLog finds the file that now has the inode the log had: the
+// rotated log, renamed in the same directory. "" if it is gone.
+func renamedLog(ctx context.Context, node Node, path, inode string) string {
+	dir := filepath.Dir(path)
+	out := run(ctx, node, "ls", "-i1", dir)
+	if out.err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(out.stdout), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == inode {
+			return filepath.Join(dir, f[1])
+		}
+	}
+	return ""
+}
+
+// completeLines reads path on node from offset and returns the complete
+// lines (the server may be writing the last one).
+func completeLines(ctx context.Context, node Node, path string, offset int64) ([]byte, error) {
+	out := run(ctx, node, "tail", "-c", "+"+strconv.FormatInt(offset+1, 10), path)
+	if out.err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", out.err)
+	}
+	end := bytes.LastIndexByte(out.stdout, '\n')
+	if end < 0 {
+		return nil, nil
+	}
+	return out.stdout[:end+1], nil
 }
 
 // ReadAudit takes what the API server logged since the last read. It returns
@@ -72,27 +153,34 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 	if a.file == nil {
 		return nil, nil
 	}
-	// A log rotated since the last read (--audit-log-maxsize) starts again
-	// at 0: read the new file from its start; what the rotated file got
-	// after the last read is not read, and the record says so.
-	if st := run(ctx, a.node, "stat", "-c", "%s", a.path); st.err == nil {
-		if size, err := strconv.ParseInt(strings.TrimSpace(string(st.stdout)), 10, 64); err == nil && size < a.offset {
-			r.Notef("the API server's audit log was rotated during the run: requests logged between the last read and the rotation are missing from %s", evidence.AuditFile)
-			a.offset = 0
+	inode, size, err := statLog(ctx, a.node, a.path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	var data []byte
+	switch {
+	case inode != a.inode:
+		// Rotated since the last read: the rest of the renamed file first.
+		if old := renamedLog(ctx, a.node, a.path, a.inode); old != "" {
+			rest, err := completeLines(ctx, a.node, old, a.offset)
+			if err != nil {
+				return nil, err
+			}
+			data = rest
+		} else {
+			r.Notef("the API server's audit log was rotated twice between two reads and the older file is gone: requests it logged after %d bytes are missing from %s", a.offset, evidence.AuditFile)
 		}
+		a.inode, a.offset = inode, 0
+	case size < a.offset:
+		r.Notef("the API server's audit log shrank from %d to %d bytes during the run (truncated?): what it held past %d bytes is missing from %s", a.offset, size, size, evidence.AuditFile)
+		a.offset = 0
 	}
-	out := run(ctx, a.node, "tail", "-c", "+"+strconv.FormatInt(a.offset+1, 10), a.path)
-	if out.err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", out.err)
+	more, err := completeLines(ctx, a.node, a.path, a.offset)
+	if err != nil {
+		return nil, err
 	}
-	data := out.stdout
-	// Only complete lines: the server may be writing the last one.
-	end := bytes.LastIndexByte(data, '\n')
-	if end < 0 {
-		return nil, nil
-	}
-	data = data[:end+1]
-	a.offset += int64(len(data))
+	a.offset += int64(len(more))
+	data = append(data, more...)
 	events, bad := evidence.ParseAudit(data, a.filter)
 	a.bad += bad
 	var kept []evidence.AuditEvent
@@ -124,13 +212,18 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 // StopAudit reads the audit log a last time and closes audit.jsonl; call it
 // before Stop, after the run's cleanup, so the namespace's deletion is in.
 func (r *Recorder) StopAudit(ctx context.Context) error {
-	_, err := r.ReadAudit(ctx)
 	r.mu.Lock()
 	a := r.audit
 	r.mu.Unlock()
 	if a == nil {
-		return err
+		return nil
 	}
+	if a.stop != nil {
+		close(a.stop)
+		<-a.done
+		a.stop = nil
+	}
+	_, err := r.ReadAudit(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.file != nil {
