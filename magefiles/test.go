@@ -4,9 +4,11 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/magefile/mage/sh"
 
+	"github.com/termlab/termlab/internal/gotest"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/stack"
 )
@@ -28,14 +30,14 @@ func Test(ctx context.Context) error {
 		return err
 	}
 	done = log.Step("end-to-end tests on the real cluster: go test -tags e2e ./test/e2e/")
-	err = sh.RunV("go", "test", "-tags", "e2e", "-count=1", "-timeout", "60m", "-v", "./test/e2e/")
+	err = gotest.Run(os.Stdout, "-tags", "e2e", "-count=1", "-timeout", "60m", "-v", "./test/e2e/")
 	done(err)
 	if err != nil {
 		return err
 	}
 	// A workshop bundle made here, loaded and used with no Go, module proxy or registry.
 	done = log.Step("offline workshop bundle test: go test -tags e2e ./internal/workshop/")
-	err = sh.RunV("go", "test", "-tags", "e2e", "-count=1", "-timeout", "20m", "-v", "-run", "TestOfflineBundle", "./internal/workshop/")
+	err = gotest.Run(os.Stdout, "-tags", "e2e", "-count=1", "-timeout", "20m", "-v", "-run", "TestOfflineBundle", "./internal/workshop/")
 	done(err)
 	return err
 }
