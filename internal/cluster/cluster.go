@@ -343,7 +343,9 @@ func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, err
 		return nil, err
 	}
 	sort.Slice(workers, func(i, j int) bool { return workers[i].String() < workers[j].String() })
-	env.Workers = workers
+	for _, w := range workers {
+		env.Workers = append(env.Workers, w)
+	}
 	_, image, err := containerState(ctx, env.ControlPlane.String())
 	if err != nil {
 		return nil, err
@@ -420,7 +422,15 @@ func NodeReady(n *corev1.Node) bool {
 // LoadImage makes a local docker image available to every real node's
 // containerd, skipping nodes that already have the same image ID.
 func LoadImage(ctx context.Context, env *Env, ref string) error {
-	return LoadImageOn(ctx, ref, append([]nodes.Node{env.ControlPlane}, env.Workers...)...)
+	var kn []nodes.Node
+	for _, n := range append([]Node{env.ControlPlane}, env.Workers...) {
+		k, ok := n.(nodes.Node)
+		if !ok {
+			return fmt.Errorf("loading %s onto %s: images are loaded only onto termlab's own kind cluster (docker access to its nodes)", ref, n)
+		}
+		kn = append(kn, k)
+	}
+	return LoadImageOn(ctx, ref, kn...)
 }
 
 // LoadImageOn loads the image from the local Docker engine into each node

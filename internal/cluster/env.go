@@ -1,10 +1,21 @@
 package cluster
 
 import (
+	"context"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
+	"sigs.k8s.io/kind/pkg/exec"
 )
+
+// Node is the one exec seam to a node: commands (crictl, systemctl) run
+// through its CommandContext. kind's nodes.Node satisfies it on termlab's
+// own cluster (docker exec); internal/nodepod's node pods satisfy it on a
+// cluster reached through a kubeconfig alone.
+type Node interface {
+	CommandContext(ctx context.Context, name string, args ...string) exec.Cmd
+	String() string
+}
 
 // Env is what a running termlab cluster gives the labs: API clients, the kind
 // node handles (the one exec seam for crictl/systemctl on a node) and versions.
@@ -15,8 +26,8 @@ type Env struct {
 	Client         kubernetes.Interface
 
 	// ControlPlane and Workers are the real (kind) nodes, by Kubernetes node name.
-	ControlPlane nodes.Node
-	Workers      []nodes.Node
+	ControlPlane Node
+	Workers      []Node
 	// FakeNodes are the names of the kwok-managed nodes.
 	FakeNodes []string
 
@@ -38,7 +49,7 @@ type Versions struct {
 }
 
 // Worker returns the real worker node with the given Kubernetes node name, or nil.
-func (e *Env) Worker(name string) nodes.Node {
+func (e *Env) Worker(name string) Node {
 	for _, n := range e.Workers {
 		if n.String() == name {
 			return n

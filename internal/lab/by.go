@@ -17,8 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
 )
@@ -264,7 +264,7 @@ func taintExpect(key, effect string, present bool) expectation {
 // byOtherOnNode has the actor stop or start the kubelet on node and waits
 // until systemd on the node says so. Before a stop, termlab arms the node's
 // dead-man's switch itself, as it does when it stops the kubelet.
-func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node nodes.Node, command string, restoreAfter time.Duration) error {
+func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node cluster.Node, command string, restoreAfter time.Duration) error {
 	stop := kind == "stop-kubelet"
 	if stop {
 		arm := kubelet.StopCommands(r.ID, restoreAfter)[0]
@@ -451,7 +451,7 @@ var kubectlOnce sync.Mutex
 // Kubectl returns a kubectl of the cluster's own version, taken once from
 // the control-plane node (every kind node image carries /usr/bin/kubectl),
 // so a fresh machine needs none: ~/.cache/termlab/kubectl/<node image id>/kubectl.
-func Kubectl(ctx context.Context, cp nodes.Node) (string, error) {
+func Kubectl(ctx context.Context, cp cluster.Node) (string, error) {
 	if cp == nil {
 		return "", errors.New("no control-plane node to take kubectl from")
 	}

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -45,9 +44,9 @@ type Run struct {
 
 	mu                 sync.Mutex
 	restoring          sync.Mutex
-	stoppedKubelet     map[string]nodes.Node
+	stoppedKubelet     map[string]cluster.Node
 	taintedNodes       map[string]corev1.Taint
-	restartedInCleanup []nodes.Node
+	restartedInCleanup []cluster.Node
 	// actor does the actions while the steps run, when Options.By is not termlab (by.go).
 	actor actor
 }
@@ -73,7 +72,7 @@ func (r *Run) Step(ctx context.Context, name string, fn func(ctx context.Context
 func (r *Run) Infof(format string, args ...any) { r.Log.Infof("  "+format, args...) }
 
 // Worker returns the i-th real worker (0-based, in name order).
-func (r *Run) Worker(i int) (nodes.Node, error) {
+func (r *Run) Worker(i int) (cluster.Node, error) {
 	if i >= len(r.Env.Workers) {
 		return nil, fmt.Errorf("the lab needs %d real workers, the cluster has %d", i+1, len(r.Env.Workers))
 	}
@@ -224,10 +223,10 @@ func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 // the node starts its kubelet by itself restoreAfter from now if termlab
 // cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
 // on every exit path, first thing on an interrupt.
-func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter time.Duration) error {
+func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter time.Duration) error {
 	r.mu.Lock()
 	if r.stoppedKubelet == nil {
-		r.stoppedKubelet = map[string]nodes.Node{}
+		r.stoppedKubelet = map[string]cluster.Node{}
 	}
 	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
 	r.mu.Unlock()
@@ -246,7 +245,7 @@ func (r *Run) StopKubelet(ctx context.Context, node nodes.Node, restoreAfter tim
 }
 
 // StartKubelet starts the kubelet on the node again and disarms its switch.
-func (r *Run) StartKubelet(ctx context.Context, node nodes.Node) error {
+func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
 	if a := r.actorNow(); a != nil {
 		if err := r.byOtherOnNode(ctx, a, "start-kubelet", node, "docker exec "+node.String()+" systemctl start kubelet", 0); err != nil {
@@ -277,7 +276,7 @@ type nodeRequest struct {
 }
 
 // dockerExec is what a person would type for the commands.
-func dockerExec(node nodes.Node, cmds [][]string) string {
+func dockerExec(node cluster.Node, cmds [][]string) string {
 	var lines []string
 	for _, argv := range cmds {
 		lines = append(lines, "docker exec "+node.String()+" "+shellJoin(argv))
@@ -403,12 +402,12 @@ func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout t
 // again, and returns those nodes. It is the first thing cleanup does, and it
 // also runs the moment the run is interrupted (see Execute): mage exits five
 // seconds after Ctrl-C, whatever cleanup is still doing.
-func (r *Run) restoreKubelets(ctx context.Context) ([]nodes.Node, error) {
+func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
 	r.setActor(nil) // termlab restores what the run changed itself
 	r.mu.Lock()
-	stopped := make([]nodes.Node, 0, len(r.stoppedKubelet))
+	stopped := make([]cluster.Node, 0, len(r.stoppedKubelet))
 	for _, n := range r.stoppedKubelet {
 		stopped = append(stopped, n)
 	}
@@ -480,7 +479,7 @@ func (r *Run) cleanup(ctx context.Context) error {
 // after the reports are written, so an impatient interrupt loses nothing.
 func (r *Run) waitRestartedNodesReady(ctx context.Context) error {
 	r.mu.Lock()
-	nodes := append([]nodes.Node(nil), r.restartedInCleanup...)
+	nodes := append([]cluster.Node(nil), r.restartedInCleanup...)
 	r.mu.Unlock()
 	var errs []error
 	for _, n := range nodes {
@@ -584,7 +583,7 @@ func Within(ctx context.Context, d time.Duration) (context.Context, context.Canc
 // StartPod creates the manifest's pod on a real worker, waits until it runs,
 // snapshots it and records its container as crictl sees it on the node. It
 // returns the container ID (without the runtime prefix).
-func (r *Run) StartPod(ctx context.Context, manifest, pod string, worker nodes.Node, within time.Duration) (string, error) {
+func (r *Run) StartPod(ctx context.Context, manifest, pod string, worker cluster.Node, within time.Duration) (string, error) {
 	if _, err := r.CreatePod(ctx, manifest, Placement{Node: worker.String()}); err != nil {
 		return "", err
 	}

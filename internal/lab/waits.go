@@ -4,8 +4,7 @@ import (
 	"context"
 	"time"
 
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
-
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 )
 
@@ -30,7 +29,7 @@ func (r *Run) WaitNotReady(ctx context.Context, node string, within time.Duratio
 // WaitStopped polls crictl on the node, at most within, until the container
 // has exited or is gone, and records that observation. A wait that runs out
 // is noted in the record and the run goes on.
-func (r *Run) WaitStopped(ctx context.Context, node nodes.Node, pod, containerID string, within time.Duration) error {
+func (r *Run) WaitStopped(ctx context.Context, node cluster.Node, pod, containerID string, within time.Duration) error {
 	wctx, cancel := Within(ctx, within)
 	defer cancel()
 	o, err := r.Rec.WaitContainer(wctx, node, pod, containerID, "stop running", containerProbeEvery, evidence.ContainerObservation.Stopped)
@@ -60,7 +59,7 @@ func (r *Run) WaitDeleted(ctx context.Context, pod string, within time.Duration)
 
 // Look records what crictl on the node says about the container now and
 // tells the user, with remark after it.
-func (r *Run) Look(ctx context.Context, node nodes.Node, pod, containerID, remark string) (evidence.ContainerObservation, error) {
+func (r *Run) Look(ctx context.Context, node cluster.Node, pod, containerID, remark string) (evidence.ContainerObservation, error) {
 	o, err := r.Rec.ObserveContainer(ctx, node, pod, containerID)
 	if err == nil {
 		r.Infof("crictl on %s: %s%s", node, o.Describe(), remark)

@@ -20,6 +20,7 @@ import (
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/runlock"
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
 )
 
 // Options for Up; zero values mean the defaults.
@@ -136,7 +137,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	var kwokErr error
 	var wg sync.WaitGroup
 	if !spec.NoKwok {
-		wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane) })
+		wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node)) }) // a kind node: Env came from kind here
 	}
 	err = cluster.LoadImage(ctx, env, set.Workload)
 	wg.Wait()

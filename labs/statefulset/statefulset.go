@@ -23,9 +23,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/ledger"
@@ -157,7 +157,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 
 	var (
 		first       evidence.PodEvent
-		node        nodes.Node
+		node        cluster.Node
 		containerID string
 	)
 	err = r.Step(ctx, fmt.Sprintf("create StatefulSet %s (one replica, preferring %s) and wait for %s to run and write to the ledger", set, r.Env.Workers[1], pod), func(ctx context.Context) error {
@@ -245,7 +245,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		c, _ := second.Container("")
 		look := func() error {
 			for _, o := range []struct {
-				node nodes.Node
+				node cluster.Node
 				id   string
 			}{{node, containerID}, {newNode, c.ContainerID}} {
 				seen, err := r.Rec.ObserveContainer(ctx, o.node, pod, o.id)
@@ -315,7 +315,7 @@ func waitWrites(ctx context.Context, r *lab.Run, uid string) error {
 
 // holdPastDeadline holds until pastDeadline past the pod's deletionTimestamp
 // and looks at the container: the object is still Terminating, the process runs.
-func holdPastDeadline(ctx context.Context, r *lab.Run, node nodes.Node, containerID string) error {
+func holdPastDeadline(ctx context.Context, r *lab.Run, node cluster.Node, containerID string) error {
 	s, err := r.Rec.Snapshot(ctx, pod)
 	if err != nil {
 		return err
