@@ -16,13 +16,20 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 )
 
-// Verdict is "pass" or "fail".
+// Verdict is "pass", "fail" or "not checked".
 type Verdict string
 
 const (
 	Pass Verdict = "pass"
 	Fail Verdict = "fail"
+	// NotChecked: the claim needs evidence the run had no way to gather (the
+	// node's container runtime, on a cluster reached without -node-access).
+	// It is never a pass; Reason says what was missing.
+	NotChecked Verdict = "not checked"
 )
+
+// NeedsNodeAccess is the reason of a claim not checked for want of the node.
+const NeedsNodeAccess = "not checked (needs -node-access): the run could not ask the node's container runtime (crictl), which this claim rests on"
 
 // Claim is a statement with explicit bounds and the verdict the record gives it.
 type Claim struct {
@@ -57,24 +64,42 @@ func (c Claim) WithTolerance(key string, tol time.Duration) Claim {
 	return c
 }
 
-// Overall is Pass when there is at least one claim and every claim passed.
+// Overall is Pass when no claim failed and at least one passed: claims not
+// checked are reported as such, not counted for or against the run.
 func Overall(cs []Claim) Verdict {
-	if len(cs) == 0 {
-		return Fail
-	}
+	passed := 0
 	for _, c := range cs {
-		if !c.Passed() {
+		switch c.Verdict {
+		case Pass:
+			passed++
+		case NotChecked:
+		default:
 			return Fail
 		}
+	}
+	if passed == 0 {
+		return Fail
 	}
 	return Pass
 }
 
+// CountNotChecked is how many of the claims were not checked.
+func CountNotChecked(cs []Claim) int {
+	n := 0
+	for _, c := range cs {
+		if c.Verdict == NotChecked {
+			n++
+		}
+	}
+	return n
+}
+
 // check builds one claim: observations, citations and requirements.
 type check struct {
-	c        Claim
-	checked  int
-	failures []string
+	c          Claim
+	checked    int
+	failures   []string
+	notChecked string
 }
 
 func newCheck(id, statement string) *check {
@@ -125,11 +150,23 @@ func (k *check) containerID(rec *evidence.Record, pod string) (string, bool) {
 	return id, true
 }
 
+// needsNode says whether the record can decide a claim resting on the
+// node's container runtime; without node access the claim is not checked.
+func (k *check) needsNode(rec *evidence.Record) bool {
+	if rec.NodeAccess != evidence.NodeAccessNone {
+		return true
+	}
+	k.notChecked = NeedsNodeAccess
+	return false
+}
+
 func (k *check) done() Claim {
 	c := k.c
 	switch {
 	case len(k.failures) > 0:
 		c.Verdict, c.Reason = Fail, strings.Join(k.failures, "; ")
+	case k.notChecked != "":
+		c.Verdict, c.Reason = NotChecked, k.notChecked
 	case k.checked == 0:
 		c.Verdict, c.Reason = Fail, "nothing was checked"
 	default:

@@ -259,6 +259,9 @@ func (w Window) String() string { return fmt.Sprintf("between %s and %s", w.Min,
 // stopped within the bound after the action, and records how it stopped.
 func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	k := newCheck(s.ID, s.Statement)
+	if !k.needsNode(rec) {
+		return k.done()
+	}
 	id, ok := k.containerID(rec, s.Pod)
 	if !ok {
 		return k.done()
@@ -502,6 +505,9 @@ type Orphaned struct {
 // was CONTAINER_RUNNING after the API object's DELETED event.
 func RunningAfterDeleted(rec *evidence.Record, o Orphaned) Claim {
 	k := newCheck(o.ID, o.Statement)
+	if !k.needsNode(rec) {
+		return k.done()
+	}
 	id, ok := k.containerID(rec, o.Pod)
 	if !ok {
 		return k.done()
@@ -600,6 +606,9 @@ type Beating struct {
 // that the heartbeat sequence kept advancing.
 func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
 	k := newCheck(b.ID, b.Statement)
+	if !k.needsNode(rec) {
+		return k.done()
+	}
 	id, ok := k.containerID(rec, b.Pod)
 	if !ok {
 		return k.done()

@@ -210,6 +210,9 @@ type Split struct {
 // and from crictl that both containers ran, on two nodes, inside it.
 func SplitBrain(rec *evidence.Record, s Split) Claim {
 	k := newCheck(s.ID, s.Statement)
+	if !k.needsNode(rec) {
+		return k.done()
+	}
 	uids, ok := incarnations(k, rec, s.Pod, 2)
 	if !ok {
 		return k.done()

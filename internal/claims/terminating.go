@@ -28,6 +28,9 @@ type Stuck struct {
 // after the deadline.
 func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	k := newCheck(s.ID, s.Statement)
+	if !k.needsNode(rec) {
+		return k.done()
+	}
 	del, ok := action(k, rec, s.Delete, s.Pod)
 	if !ok {
 		return k.done()

@@ -31,6 +31,10 @@ type Env struct {
 	// FakeNodes are the names of the kwok-managed nodes.
 	FakeNodes []string
 
+	// NodeAccess is how commands reach the nodes: evidence.NodeAccessDocker
+	// (kind's docker exec; "" means the same), NodeAccessPod or NodeAccessNone.
+	NodeAccess string
+
 	// WorkloadImage is the labs' heartbeat image (cmd/heartbeat), loaded on every real node.
 	WorkloadImage string
 

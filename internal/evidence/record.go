@@ -10,6 +10,7 @@ package evidence
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/termlab/termlab/internal/ledger"
@@ -34,6 +35,15 @@ const (
 )
 
 // Record is everything a run observed, in the order it was observed.
+// How a run reached the nodes (Record.NodeAccess).
+const (
+	NodeAccessDocker = "docker exec"
+	NodeAccessPod    = "node pod"
+	// NodeAccessNone: a cluster reached through a kubeconfig without
+	// -node-access; claims that need crictl are not checked.
+	NodeAccessNone = "none"
+)
+
 type Record struct {
 	Lab       string            `json:"lab"`
 	RunID     string            `json:"run_id"`
@@ -41,6 +51,10 @@ type Record struct {
 	StartedAt time.Time         `json:"started_at"`
 	EndedAt   time.Time         `json:"ended_at"`
 	Versions  map[string]string `json:"versions,omitempty"`
+	// NodeAccess is how the run reached the nodes' container runtime and
+	// kubelet: NodeAccessDocker, NodeAccessPod or NodeAccessNone ("" in
+	// records made before the field: docker exec).
+	NodeAccess string `json:"node_access,omitempty"`
 
 	Steps      []Step                 `json:"steps"`
 	Actions    []Action               `json:"actions"`
@@ -308,3 +322,8 @@ type LedgerRead struct {
 	Path    string         `json:"path"`    // the raw ledger as read, relative to the run folder
 	Entries []ledger.Entry `json:"entries"`
 }
+
+// ErrNoNodeAccess is what an observation of a node returns when the run has
+// no way to run commands there (NodeAccessNone): the claims that rest on it
+// are then not checked, and the run goes on.
+var ErrNoNodeAccess = errors.New("no access to the node's container runtime (a cluster reached through a kubeconfig: pass -node-access to start a node pod)")

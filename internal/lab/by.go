@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -319,7 +319,7 @@ type scriptActor struct {
 func (s *scriptActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
 	r.Infof("script: %s %s %s", filepath.Base(s.path), kind, target)
 	fmt.Fprintf(s.log, "### %s %s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), filepath.Base(s.path), kind, target)
-	cmd := exec.CommandContext(ctx, "bash", s.path, kind, target)
+	cmd := osexec.CommandContext(ctx, "bash", s.path, kind, target)
 	cmd.Env = s.env
 	var out strings.Builder
 	w := io.MultiWriter(s.log, &out)
@@ -452,7 +452,19 @@ var kubectlOnce sync.Mutex
 // the control-plane node (every kind node image carries /usr/bin/kubectl),
 // so a fresh machine needs none: ~/.cache/termlab/kubectl/<node image id>/kubectl.
 func Kubectl(ctx context.Context, cp cluster.Node) (string, error) {
-	if cp == nil {
+	path, err := kubectlFromNode(ctx, cp)
+	if err == nil {
+		return path, nil
+	}
+	// A cluster that is not termlab's: the machine's own kubectl, if any.
+	if own, lerr := osexec.LookPath("kubectl"); lerr == nil {
+		return own, nil
+	}
+	return "", fmt.Errorf("%w; and there is no kubectl on PATH", err)
+}
+
+func kubectlFromNode(ctx context.Context, cp cluster.Node) (string, error) {
+	if cp == nil || !cluster.HasAccess(cp) {
 		return "", errors.New("no control-plane node to take kubectl from")
 	}
 	kubectlOnce.Lock()

@@ -167,6 +167,9 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	if env == nil || env.Client == nil {
 		return nil, errors.New("the lab needs a cluster: Env has no API client")
 	}
+	if err := canRun(env, def); err != nil {
+		return nil, err
+	}
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	release, err := runlock.Acquire(ctx, log, env.Name)
@@ -219,6 +222,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	rec, err := recorder.Start(ctx, recorder.Config{
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
+		NodeAccess: nodeAccess(env),
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -380,13 +384,20 @@ func (o *Options) defaults() {
 
 func printVerdicts(log *progress.Logger, def Definition, s *report.Summary) {
 	for _, c := range s.Claims {
-		if c.Passed() {
+		switch {
+		case c.Passed():
 			log.Infof("  pass  %s", c.ID)
-		} else {
+		case c.Verdict == claims.NotChecked:
+			log.Infof("  not checked  %s (needs -node-access)", c.ID)
+		default:
 			log.Infof("  FAIL  %s: %s", c.ID, c.Reason)
 		}
 	}
-	log.Infof("%s run %s: %s (%d claims) — %s", def.Title(), s.RunID, s.Verdict, len(s.Claims), filepath.Join(s.Dir, report.MarkdownFile))
+	skipped := ""
+	if n := claims.CountNotChecked(s.Claims); n > 0 {
+		skipped = fmt.Sprintf(", %d not checked", n)
+	}
+	log.Infof("%s run %s: %s (%d claims%s) — %s", def.Title(), s.RunID, s.Verdict, len(s.Claims), skipped, filepath.Join(s.Dir, report.MarkdownFile))
 }
 
 // versionsMap turns cluster.Versions into the summary's map, by its JSON names.
@@ -396,6 +407,30 @@ func versionsMap(env *cluster.Env) map[string]string {
 	_ = json.Unmarshal(b, &m)
 	m["workload_image"] = env.WorkloadImage
 	return m
+}
+
+// nodeAccess is how the run reaches the nodes, as the record says it.
+func nodeAccess(env *cluster.Env) string {
+	if env.NodeAccess == "" {
+		return evidence.NodeAccessDocker
+	}
+	return env.NodeAccess
+}
+
+// canRun refuses a lab the cluster cannot carry, before anything is made:
+// fake nodes where kwok does not run, a kubelet stopped where termlab could
+// not be sure to start it again.
+func canRun(env *cluster.Env, def Definition) error {
+	if def.Uses.FakeNode && len(env.FakeNodes) == 0 {
+		return fmt.Errorf("%s runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)", def.Title())
+	}
+	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker {
+		return fmt.Errorf("%s stops a kubelet, which termlab does only on its own kind cluster: through a kubeconfig, a node pod's exec goes through that very kubelet, so nothing could start it again", def.Title())
+	}
+	if len(env.Workers) <= def.Uses.Worker {
+		return fmt.Errorf("%s needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Title(), def.Uses.Worker+1, len(env.Workers))
+	}
+	return nil
 }
 
 func workerNames(env *cluster.Env) []string {

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -104,5 +106,30 @@ func TestRemoveLeaks(t *testing.T) {
 	}
 	if err := removeLeaks(dir); err != nil {
 		t.Errorf("a clean folder: %v", err)
+	}
+}
+
+// A lab the cluster cannot carry is refused before anything is made.
+func TestCanRun(t *testing.T) {
+	own := &cluster.Env{Workers: []cluster.Node{cluster.NoAccess("w1"), cluster.NoAccess("w2")}, FakeNodes: []string{"kwok-0"}}
+	remote := &cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod}
+	for _, tc := range []struct {
+		env  *cluster.Env
+		uses Uses
+		want string
+	}{
+		{own, Uses{Worker: 1, StopsKubelet: true, FakeNode: true}, ""},
+		{remote, Uses{Worker: 0}, ""},
+		{remote, Uses{Worker: 0, FakeNode: true}, "kwok fake nodes"},
+		{remote, Uses{Worker: 1, StopsKubelet: true}, "stops a kubelet"},
+		{&cluster.Env{Workers: own.Workers[:1]}, Uses{Worker: 1}, "needs 2 schedulable"},
+	} {
+		err := canRun(tc.env, Definition{Name: "x", Uses: tc.uses})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: %v", tc.uses, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: %v, want %q", tc.uses, err, tc.want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 )
@@ -137,6 +138,11 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 
 // kubeletNodes is every real node of the cluster, as internal/kubelet takes them.
 func kubeletNodes(env *cluster.Env) []kubelet.Node {
+	// Only termlab's own cluster has kubelets a run may have stopped (canRun):
+	// elsewhere the check would start a node pod on every node for nothing.
+	if nodeAccess(env) != evidence.NodeAccessDocker {
+		return nil
+	}
 	var out []kubelet.Node
 	if env.ControlPlane != nil {
 		out = append(out, env.ControlPlane)

@@ -44,6 +44,7 @@ type Run struct {
 
 	mu                 sync.Mutex
 	restoring          sync.Mutex
+	noNodeNoted        bool // the run was told once that it cannot reach the nodes
 	stoppedKubelet     map[string]cluster.Node
 	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []cluster.Node
@@ -562,9 +563,18 @@ func shortID(id string) string {
 // Unobserved handles the error of a bounded wait: when the wait's own bound
 // ran out (the run itself goes on), it says so, notes it in the record (the
 // claims that needed the observation will fail on their own) and returns
-// nil, so the experiment continues. Any other error is returned as is.
+// nil, so the experiment continues. So does a node the run has no access to
+// (those claims are then not checked). Any other error is returned as is.
 func (r *Run) Unobserved(ctx context.Context, err error) error {
 	if err == nil {
+		return nil
+	}
+	if errors.Is(err, evidence.ErrNoNodeAccess) {
+		if !r.noNodeNoted {
+			r.noNodeNoted = true
+			r.Log.Warnf("not checked: %v; the claims resting on the node are reported as not checked", err)
+		}
+		r.Rec.Notef("not checked: %v", err)
 		return nil
 	}
 	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -596,5 +606,5 @@ func (r *Run) StartPod(ctx context.Context, manifest, pod string, worker cluster
 		return "", err
 	}
 	_, err = r.Rec.ObserveContainer(ctx, worker, pod, c.ContainerID)
-	return c.ContainerID, err
+	return c.ContainerID, r.Unobserved(ctx, err)
 }

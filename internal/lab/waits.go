@@ -64,5 +64,5 @@ func (r *Run) Look(ctx context.Context, node cluster.Node, pod, containerID, rem
 	if err == nil {
 		r.Infof("crictl on %s: %s%s", node, o.Describe(), remark)
 	}
-	return o, err
+	return o, r.Unobserved(ctx, err)
 }

@@ -312,8 +312,11 @@ func (t Table) Markdown() string {
 
 func cellText(c Cell) string {
 	s := c.Verdict
-	if c.Verdict == string(claims.Fail) {
+	switch c.Verdict {
+	case string(claims.Fail):
 		s = "**FAIL**"
+	case string(claims.NotChecked):
+		s = "not checked"
 	}
 	if c.Value != "" {
 		s += ": " + c.Value

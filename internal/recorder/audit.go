@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,6 +57,10 @@ func (r *Recorder) StartAudit(ctx context.Context, node Node, nodes []string) er
 // followLog is StartAudit for the log at path.
 func (r *Recorder) followLog(ctx context.Context, node Node, path string, nodes []string) error {
 	inode, size, err := statLog(ctx, node, path)
+	if errors.Is(err, evidence.ErrNoNodeAccess) {
+		r.Notef("the API server's audit log was not read: it lies on the control-plane node, and the run has no node access (%v)", err)
+		return nil
+	}
 	if err != nil {
 		r.Notef("the API server keeps no audit log at %s on %s (a cluster made before termlab enabled it?): audit.jsonl stays empty (%v)", path, node, err)
 		return nil

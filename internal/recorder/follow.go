@@ -41,7 +41,7 @@ func (r *Recorder) followLogsLocked(node Node, pod, id string) {
 	if r.followers == nil {
 		r.followers = map[string]*logFollower{}
 	}
-	if _, ok := r.followers[id]; ok || r.bg == nil {
+	if _, ok := r.followers[id]; ok || r.bg == nil || unreachable(node, pod, id) != nil {
 		return
 	}
 	f := &logFollower{}

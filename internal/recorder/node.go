@@ -59,7 +59,19 @@ func notFound(o nodeOutput) bool {
 // now: `crictl inspect <id>`, `crictl ps -a -o json` for the run's namespace
 // and `crictl logs <id>`, each saved raw in the current step's folder.
 func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, containerID string) (evidence.ContainerObservation, error) {
+	if err := unreachable(node, pod, containerID); err != nil {
+		return evidence.ContainerObservation{}, err
+	}
 	return r.observe(ctx, node, pod, containerID, nil, nil, 0)
+}
+
+// unreachable is the error of observing a node the run cannot run commands
+// on (cluster.NoAccess), nil for every other node; nothing is run.
+func unreachable(node Node, pod, containerID string) error {
+	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
+		return fmt.Errorf("observing container %s of pod %s on %s: %w", short(containerID), pod, node.String(), n.NoNodeAccess())
+	}
+	return nil
 }
 
 // WaitContainer polls `crictl inspect <id>` every interval until cond holds
@@ -67,6 +79,9 @@ func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, contain
 // watch), then records that observation with ps and logs. On ctx's end it
 // records the last probe and returns an error that says what was last seen.
 func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(evidence.ContainerObservation) bool) (evidence.ContainerObservation, error) {
+	if err := unreachable(node, pod, containerID); err != nil {
+		return evidence.ContainerObservation{}, err
+	}
 	var last nodeOutput
 	probes := 0
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {
@@ -85,6 +100,9 @@ func (r *Recorder) WaitContainer(ctx context.Context, node Node, pod, containerI
 // WaitLog polls `crictl logs <id>` every interval until cond holds for the
 // parsed workload log, then records that observation with inspect and ps.
 func (r *Recorder) WaitLog(ctx context.Context, node Node, pod, containerID, what string, interval time.Duration, cond func(evidence.LogSummary) bool) (evidence.ContainerObservation, error) {
+	if err := unreachable(node, pod, containerID); err != nil {
+		return evidence.ContainerObservation{}, err
+	}
 	var last nodeOutput
 	probes := 0
 	err := wait.PollUntilContextCancel(ctx, interval, true, func(ctx context.Context) (bool, error) {

@@ -34,6 +34,8 @@ type Config struct {
 	// Dir is the run folder.
 	Dir      string
 	Versions map[string]string
+	// NodeAccess is how the run reaches the nodes (evidence.NodeAccess*).
+	NodeAccess string
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -80,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		gaps:    map[string]*openGap{},
 		rec: evidence.Record{
 			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
-			StartedAt: now(), Versions: cfg.Versions,
+			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess,
 		},
 	}
 	for _, name := range recordedFiles {

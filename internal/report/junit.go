@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/termlab/termlab/internal/claims"
 )
 
 type junitSuites struct {
@@ -21,6 +23,7 @@ type junitSuite struct {
 	Name       string          `xml:"name,attr"`
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr,omitempty"`
 	Time       string          `xml:"time,attr"`
 	Timestamp  string          `xml:"timestamp,attr"`
 	Properties []junitProperty `xml:"properties>property"`
@@ -37,7 +40,13 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+// junitSkipped is a claim not checked (CI tools show it as skipped, not passed).
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -65,7 +74,11 @@ func JUnit(run Run) ([]byte, error) {
 		obs, _ := json.MarshalIndent(c.Observed, "", "  ")
 		out := fmt.Sprintf("%s\nobserved: %s\nevidence: %s\n", c.Statement, obs, strings.Join(c.Evidence, ", "))
 		tc := junitCase{Name: c.ID, Classname: class, Time: "0", SystemOut: out}
-		if !c.Passed() {
+		switch {
+		case c.Verdict == claims.NotChecked:
+			suite.Skipped++
+			tc.Skipped = &junitSkipped{Message: c.Reason}
+		case !c.Passed():
 			suite.Failures++
 			tc.Failure = &junitFailure{Message: c.Reason, Type: "ClaimFailed", Text: out}
 		}

@@ -34,6 +34,9 @@ func Markdown(run Run) []byte {
 	p("**Verdict: %s** — %d of %d claims passed. Run `%s`, started %s UTC, took %s; namespace `%s`.\n\n",
 		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
 		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
+	if n := claims.CountNotChecked(s.Claims); n > 0 {
+		p("**%d claim(s) not checked:** the run had no access to the nodes (a cluster reached through a kubeconfig without `-node-access`), and these claims rest on the node's container runtime. They are not passed; run again with `-node-access` to decide them.\n\n", n)
+	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
 	if tl := BuildTimeline(rec); !tl.Origin.Equal(tl.Start) {
@@ -276,8 +279,11 @@ func seqAt(s []claims.Transition, i int) string {
 }
 
 func mark(v claims.Verdict) string {
-	if v == claims.Pass {
+	switch v {
+	case claims.Pass:
 		return "✅"
+	case claims.NotChecked:
+		return "➖"
 	}
 	return "❌"
 }

@@ -237,7 +237,7 @@ func observe(ctx context.Context, r *lab.Run, t target, containerID string) erro
 	}
 	o, err := r.Rec.ObserveContainer(ctx, t.node, t.pod, containerID)
 	if err != nil {
-		return fmt.Errorf("reading crictl evidence for %s: %w", t.pod, err)
+		return r.Unobserved(ctx, fmt.Errorf("reading crictl evidence for %s: %w", t.pod, err))
 	}
 	r.Infof("crictl on %s: %s", t.node, o.Describe())
 	return nil

@@ -161,9 +161,9 @@ func (m *mageProcess) wait(t *testing.T) {
 }
 
 // runMage runs a target to the end and returns its output.
-func runMage(t *testing.T, ctx context.Context, root, target string) string {
+func runMage(t *testing.T, ctx context.Context, root, target string, args ...string) string {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "go", "tool", "mage", target)
+	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "mage", target}, args...)...)
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, os.Stderr), io.MultiWriter(&out, os.Stderr)

@@ -1,0 +1,122 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/labs"
+)
+
+// TestLabsThroughKubeconfig runs every lab that needs no node fault on
+// termlab's cluster reached through its kubeconfig alone, as on a cluster
+// that is not termlab's: no docker access from the lab code. Without node
+// access the claims resting on crictl are "not checked", never passed, and
+// the run passes on the rest; with it (node pods) every claim passes, and
+// the node pods are gone afterwards. A lab that stops a kubelet is refused.
+func TestLabsThroughKubeconfig(t *testing.T) {
+	own := connect(t)
+	for _, access := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nodeaccess=%v", access), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			env, cleanup, err := stack.RemoteEnv(ctx, progress.Default(), stack.Remote{Kubeconfig: own.KubeconfigPath, NodeAccess: access})
+			defer func() {
+				if err := cleanup(context.Background()); err != nil {
+					t.Errorf("removing the node pods: %v", err)
+				}
+				assertNoNodePods(t, own.Client)
+			}()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range append([]cluster.Node{env.ControlPlane}, env.Workers...) {
+				if _, kind := n.(nodes.Node); kind {
+					t.Fatalf("node %s is reached through docker: the kubeconfig path must not", n)
+				}
+			}
+			if len(env.Workers) != len(own.Workers) || len(env.FakeNodes) == 0 {
+				t.Fatalf("workers %v, fake nodes %v; want %d workers and kwok's nodes", env.Workers, env.FakeNodes, len(own.Workers))
+			}
+			for _, def := range labs.All {
+				if def.Uses.StopsKubelet {
+					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "stops a kubelet") {
+						t.Errorf("%s through a kubeconfig: %v, want a refusal", def.Title(), err)
+					}
+					continue
+				}
+				s, err := lab.Execute(ctx, env, def, lab.Options{})
+				if err != nil {
+					t.Fatalf("%s: %v", def.Title(), err)
+				}
+				notChecked := claims.CountNotChecked(s.Claims)
+				t.Logf("%s run %s: %s, %d of %d claims not checked", def.Title(), s.RunID, s.Verdict, notChecked, len(s.Claims))
+				if !s.Passed() {
+					t.Errorf("%s: verdict %s, want pass", def.Title(), s.Verdict)
+				}
+				for _, c := range s.Claims {
+					switch {
+					case c.Verdict == claims.NotChecked && access:
+						t.Errorf("%s: claim %s not checked with node access", def.Title(), c.ID)
+					case c.Verdict == claims.NotChecked && c.Reason != claims.NeedsNodeAccess:
+						t.Errorf("%s: claim %s not checked for %q", def.Title(), c.ID, c.Reason)
+					case c.Verdict == claims.Fail:
+						t.Errorf("%s: claim %s failed: %s", def.Title(), c.ID, c.Reason)
+					}
+				}
+				// Labs that look at a real worker's container have claims that need it.
+				if !access && def.Name != "scale" && notChecked == 0 {
+					t.Errorf("%s without node access: no claim was reported not checked", def.Title())
+				}
+				rec, err := evidence.Load(s.Dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[bool]string{false: evidence.NodeAccessNone, true: evidence.NodeAccessPod}[access]
+				if rec.NodeAccess != want {
+					t.Errorf("%s: record says node access %q, want %q", def.Title(), rec.NodeAccess, want)
+				}
+				if access && len(rec.Audit) == 0 {
+					t.Errorf("%s: the audit log was not read through the control plane's node pod", def.Title())
+				}
+				checkEvidence(t, s.Dir)
+				checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
+			}
+		})
+	}
+}
+
+// TestLabThroughMageWithKubeconfig runs lab:force the way a user points
+// termlab at their cluster: the mage target with -kubeconfig and -nodeaccess.
+func TestLabThroughMageWithKubeconfig(t *testing.T) {
+	own := connect(t)
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := runMage(t, ctx, root, "lab:force", "-kubeconfig="+own.KubeconfigPath, "-nodeaccess")
+	for _, want := range []string{"node access through short-lived privileged pods", "lab:force run", ": pass (4 claims)", "node pods removed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "creating kind cluster") || strings.Contains(out, "dockerd") {
+		t.Errorf("the kubeconfig path touched the local cluster machinery")
+	}
+	assertNoNodePods(t, own.Client)
+}
