@@ -56,8 +56,12 @@ func TestEveryLabIsComplete(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "results", "reference", d.Name, "summary.json")); err != nil {
 				t.Errorf("no reference run results/reference/%s (go tool mage results:reference after a passing run): %v", d.Name, err)
 			}
-			if !strings.Contains(string(magefile), `runLabBy(ctx, "`+d.Name+`", by, kubeconfig, nodeaccess)`) {
-				t.Errorf("no target in magefiles/lab.go calling runLabBy(ctx, %q, by, kubeconfig, nodeaccess)", d.Name)
+			call := `runLabBy(ctx, "` + d.Name + `", by, kubeconfig, nodeaccess)`
+			if d.Uses.StopsKubelet {
+				call = `runFaultLabBy(ctx, "` + d.Name + `", by, kubeconfig, nodeaccess, allownodefaults)`
+			}
+			if !strings.Contains(string(magefile), call) {
+				t.Errorf("no target in magefiles/lab.go calling %s", call)
 			}
 			if _, err := os.Stat(filepath.Join(root, "scripts", d.Name+".sh")); err != nil {
 				t.Errorf("no scripts/%s.sh: every lab is also a script a person can run or type (lab:%[1]s -by=script runs it): %v", d.Name, err)

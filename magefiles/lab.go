@@ -21,7 +21,7 @@ import (
 	"github.com/termlab/termlab/labs/scale"
 )
 
-// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> runs on that cluster instead (TERMLAB_CONTEXT picks a context), -nodeaccess lets it start a node pod to ask crictl.
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> runs on that cluster instead (TERMLAB_CONTEXT picks a context), -nodeaccess lets it start a node pod to ask crictl, and -allownodefaults=<node> lets lab:orphan, lab:stuck and lab:statefulset stop that node's kubelet there.
 type Lab mg.Namespace
 
 // One line per lab; the list of labs is labs.All (labs/registry.go).
@@ -37,18 +37,18 @@ func (Lab) Force(ctx context.Context, by, kubeconfig *string, nodeaccess *bool) 
 }
 
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
-func (Lab) Orphan(ctx context.Context, by, kubeconfig *string, nodeaccess *bool) error {
-	return runLabBy(ctx, "orphan", by, kubeconfig, nodeaccess)
+func (Lab) Orphan(ctx context.Context, by, kubeconfig *string, nodeaccess *bool, allownodefaults *string) error {
+	return runFaultLabBy(ctx, "orphan", by, kubeconfig, nodeaccess, allownodefaults)
 }
 
 // Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.
-func (Lab) Stuck(ctx context.Context, by, kubeconfig *string, nodeaccess *bool) error {
-	return runLabBy(ctx, "stuck", by, kubeconfig, nodeaccess)
+func (Lab) Stuck(ctx context.Context, by, kubeconfig *string, nodeaccess *bool, allownodefaults *string) error {
+	return runFaultLabBy(ctx, "stuck", by, kubeconfig, nodeaccess, allownodefaults)
 }
 
 // Statefulset runs lab:statefulset: at most one pod per identity, until a force delete makes two processes write under one name.
-func (Lab) Statefulset(ctx context.Context, by, kubeconfig *string, nodeaccess *bool) error {
-	return runLabBy(ctx, "statefulset", by, kubeconfig, nodeaccess)
+func (Lab) Statefulset(ctx context.Context, by, kubeconfig *string, nodeaccess *bool, allownodefaults *string) error {
+	return runFaultLabBy(ctx, "statefulset", by, kubeconfig, nodeaccess, allownodefaults)
 }
 
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
@@ -77,11 +77,21 @@ func runLabBy(ctx context.Context, name string, by, kubeconfig *string, nodeacce
 	if !ok {
 		return fmt.Errorf("no lab %q in labs/registry.go", name)
 	}
-	return runLabsBy(ctx, by, stack.RemoteFromEnv(kubeconfig, nil, nodeaccess), def)
+	return runLabsBy(ctx, by, stack.RemoteFromEnv(kubeconfig, nil, nodeaccess, nil), def)
+}
+
+// runFaultLabBy runs a lab that stops a kubelet: through a kubeconfig only
+// with allownodefaults (or TERMLAB_ALLOW_NODE_FAULTS) naming the worker.
+func runFaultLabBy(ctx context.Context, name string, by, kubeconfig *string, nodeaccess *bool, allownodefaults *string) error {
+	def, ok := labs.ByName(name)
+	if !ok {
+		return fmt.Errorf("no lab %q in labs/registry.go", name)
+	}
+	return runLabsBy(ctx, by, stack.RemoteFromEnv(kubeconfig, nil, nodeaccess, allownodefaults), def)
 }
 
 func runLabs(ctx context.Context, defs ...lab.Definition) error {
-	return runLabsBy(ctx, nil, stack.RemoteFromEnv(nil, nil, nil), defs...)
+	return runLabsBy(ctx, nil, stack.RemoteFromEnv(nil, nil, nil, nil), defs...)
 }
 
 func runLabsBy(ctx context.Context, byFlag *string, remote stack.Remote, defs ...lab.Definition) error {

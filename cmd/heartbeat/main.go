@@ -87,6 +87,9 @@ func main() {
 	if len(os.Args) == 2 && os.Args[1] == "idle" {
 		os.Exit(idle())
 	}
+	if len(os.Args) >= 2 && os.Args[1] == "agent" {
+		os.Exit(serveAgent(os.Args[2:], os.Getenv))
+	}
 	if len(os.Args) >= 2 && os.Args[1] == "chroot" {
 		os.Exit(chrootExec(os.Args[2:]))
 	}

@@ -34,6 +34,9 @@ type Env struct {
 	// NodeAccess is how commands reach the nodes: evidence.NodeAccessDocker
 	// (kind's docker exec; "" means the same), NodeAccessPod or NodeAccessNone.
 	NodeAccess string
+	// FaultNode, on a cluster reached through a kubeconfig, is the one
+	// worker where a lab may stop the kubelet (-allownodefaults).
+	FaultNode string
 
 	// WorkloadImage is the labs' heartbeat image (cmd/heartbeat), loaded on every real node.
 	WorkloadImage string

@@ -170,6 +170,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	if err := canRun(env, def); err != nil {
 		return nil, err
 	}
+	env = withFaultNode(env, def)
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	release, err := runlock.Acquire(ctx, log, env.Name)
@@ -424,13 +425,38 @@ func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && len(env.FakeNodes) == 0 {
 		return fmt.Errorf("%s runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)", def.Title())
 	}
-	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker {
-		return fmt.Errorf("%s stops a kubelet, which termlab does only on its own kind cluster: through a kubeconfig, a node pod's exec goes through that very kubelet, so nothing could start it again", def.Title())
+	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
+		return fmt.Errorf("%s stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Title())
 	}
 	if len(env.Workers) <= def.Uses.Worker {
 		return fmt.Errorf("%s needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Title(), def.Uses.Worker+1, len(env.Workers))
 	}
 	return nil
+}
+
+// withFaultNode puts the node named for faults where the lab's kubelet
+// stop goes (Uses.Worker), on a copy of env.
+func withFaultNode(env *cluster.Env, def Definition) *cluster.Env {
+	if env.FaultNode == "" || !def.Uses.StopsKubelet {
+		return env
+	}
+	c := *env
+	c.Workers = nil
+	var rest []cluster.Node
+	var fault cluster.Node
+	for _, w := range env.Workers {
+		if w.String() == env.FaultNode {
+			fault = w
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	if fault == nil {
+		return env
+	}
+	i := min(def.Uses.Worker, len(rest))
+	c.Workers = append(append(append(c.Workers, rest[:i]...), fault), rest[i:]...)
+	return &c
 }
 
 func workerNames(env *cluster.Env) []string {

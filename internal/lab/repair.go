@@ -138,9 +138,13 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 
 // kubeletNodes is every real node of the cluster, as internal/kubelet takes them.
 func kubeletNodes(env *cluster.Env) []kubelet.Node {
-	// Only termlab's own cluster has kubelets a run may have stopped (canRun):
-	// elsewhere the check would start a node pod on every node for nothing.
+	// Only termlab's own cluster and a node named for faults have kubelets a
+	// run may have stopped (canRun): elsewhere the check would start a node
+	// pod on every node for nothing.
 	if nodeAccess(env) != evidence.NodeAccessDocker {
+		if w := env.Worker(env.FaultNode); env.FaultNode != "" && w != nil {
+			return []kubelet.Node{w}
+		}
 		return nil
 	}
 	var out []kubelet.Node

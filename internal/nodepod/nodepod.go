@@ -84,6 +84,10 @@ type Options struct {
 	Lifetime     time.Duration
 	// Log, when set, is told about each pod started and the cleanup.
 	Log func(format string, args ...any)
+	// Agent runs `heartbeat agent` in the pods and sends commands through
+	// the API server's pods/proxy instead of pods/exec (agent.go): they then
+	// work while the node's kubelet is stopped. It needs WorkloadImage.
+	Agent bool
 }
 
 // Access opens node pods on demand, one per node, and removes them all on Close.
@@ -91,6 +95,11 @@ type Access struct {
 	client kubernetes.Interface
 	config *rest.Config
 	opts   Options
+
+	// agent mode: the port the agents listen on (host network) and the
+	// token they want, kept in a Secret in the namespace.
+	agentPort  int
+	agentToken string
 
 	mu        sync.Mutex
 	nsCreated bool
@@ -109,7 +118,11 @@ func New(client kubernetes.Interface, config *rest.Config, opts Options) *Access
 	if opts.Log == nil {
 		opts.Log = func(string, ...any) {}
 	}
-	return &Access{client: client, config: config, opts: opts, nodes: map[string]*Node{}, failed: map[string]string{}}
+	a := &Access{client: client, config: config, opts: opts, nodes: map[string]*Node{}, failed: map[string]string{}}
+	if opts.Agent {
+		a.agentPort, a.agentToken = newAgentSecret()
+	}
+	return a
 }
 
 // Namespace is where the node pods live.
@@ -149,6 +162,9 @@ func (a *Access) open(ctx context.Context, nodeName string) (*Node, error) {
 			image = WorkloadImage
 		}
 	}
+	if a.opts.Agent && image == PublicImage {
+		return nil, fmt.Errorf("node %s does not have %s, whose agent a lab that stops the kubelet needs (busybox has none)", nodeName, WorkloadImage)
+	}
 	if err := a.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
@@ -161,8 +177,14 @@ func (a *Access) open(ctx context.Context, nodeName string) (*Node, error) {
 	if err := a.waitRunning(ctx, created); err != nil {
 		return nil, err
 	}
-	a.opts.Log("node pod %s/%s runs on %s (image %s, started in %s)", created.Namespace, created.Name, nodeName, image, time.Since(begin).Round(100*time.Millisecond))
-	return &Node{access: a, name: nodeName, pod: created.Name, prefix: chrootPrefix(image)}, nil
+	n := &Node{access: a, name: nodeName, pod: created.Name, prefix: chrootPrefix(image)}
+	if a.opts.Agent {
+		if err := a.waitAgent(ctx, n); err != nil {
+			return nil, err
+		}
+	}
+	a.opts.Log("node pod %s/%s runs on %s (image %s%s, started in %s)", created.Namespace, created.Name, nodeName, image, map[bool]string{true: ", agent through pods/proxy"}[a.opts.Agent], time.Since(begin).Round(100*time.Millisecond))
+	return n, nil
 }
 
 // hasImage reports whether the node's status lists ref among its images.
@@ -209,6 +231,11 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s for node pods: %w", ns.Name, err)
 	}
+	if a.opts.Agent {
+		if err := a.createAgentSecret(ctx); err != nil {
+			return err
+		}
+	}
 	a.nsCreated = true
 	return nil
 }
@@ -248,7 +275,8 @@ func (a *Access) podFor(nodeName, image string) *corev1.Pod {
 				Name:            container,
 				Image:           image,
 				ImagePullPolicy: corev1.PullIfNotPresent,
-				Command:         idleCommand(image),
+				Command:         a.mainCommand(image),
+				Env:             a.agentEnv(),
 				SecurityContext: &corev1.SecurityContext{Privileged: &yes},
 				VolumeMounts:    []corev1.VolumeMount{{Name: "host", MountPath: hostRoot}},
 			}},
@@ -370,6 +398,9 @@ func (n *Node) Command(name string, args ...string) exec.Cmd {
 
 // CommandContext runs name with args on the node, inside the node's root.
 func (n *Node) CommandContext(ctx context.Context, name string, args ...string) exec.Cmd {
+	if n.access.opts.Agent {
+		return &agentCmd{node: n, ctx: ctx, argv: append([]string{name}, args...)}
+	}
 	return &cmd{node: n, ctx: ctx, argv: append([]string{name}, args...)}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodepod"
@@ -38,11 +39,15 @@ type Remote struct {
 	// WorkloadImage is the labs' image as the cluster's nodes can pull it
 	// (default: termlab's own, which only termlab's kind nodes have).
 	WorkloadImage string
+	// FaultNode is the one worker on which a lab may stop the kubelet
+	// (-allownodefaults=<node>). It implies node access, through node pods
+	// whose agent answers over pods/proxy while the kubelet is down.
+	FaultNode string
 }
 
 // RemoteFromEnv reads TERMLAB_KUBECONFIG, TERMLAB_CONTEXT,
 // TERMLAB_NODE_ACCESS and TERMLAB_WORKLOAD_IMAGE; flags, where given, win.
-func RemoteFromEnv(kubeconfig, kubeContext *string, nodeAccess *bool) Remote {
+func RemoteFromEnv(kubeconfig, kubeContext *string, nodeAccess *bool, faultNode *string) Remote {
 	r := Remote{
 		Kubeconfig:    os.Getenv("TERMLAB_KUBECONFIG"),
 		Context:       os.Getenv("TERMLAB_CONTEXT"),
@@ -57,6 +62,15 @@ func RemoteFromEnv(kubeconfig, kubeContext *string, nodeAccess *bool) Remote {
 	}
 	if nodeAccess != nil {
 		r.NodeAccess = *nodeAccess
+	}
+	if v := os.Getenv("TERMLAB_ALLOW_NODE_FAULTS"); v != "" {
+		r.FaultNode = v
+	}
+	if faultNode != nil && *faultNode != "" {
+		r.FaultNode = *faultNode
+	}
+	if r.FaultNode != "" {
+		r.NodeAccess = true
 	}
 	return r
 }
@@ -83,7 +97,10 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		return nil, noCleanup, fmt.Errorf("loading context %q of kubeconfig %s: %w", contextName, r.Kubeconfig, err)
 	}
 	cfg.UserAgent = cluster.UserAgent
-	cfg.Timeout = 30 * time.Second
+	// No overall request timeout: the recorder's watches are long requests
+	// (every wait has its own context). The rate is a well-behaved client's
+	// on a shared cluster.
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, noCleanup, fmt.Errorf("building a client for context %q: %w", contextName, err)
@@ -122,6 +139,7 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		access = nodepod.New(client, cfg, nodepod.Options{
 			RunID: lab.NewRunID(time.Now()),
 			Log:   func(format string, args ...any) { log.Infof(format, args...) },
+			Agent: r.FaultNode != "",
 		})
 		node = func(name string) cluster.Node { return access.Lazy(name) }
 		cleanup = access.Close
@@ -133,6 +151,11 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 	for _, w := range workers {
 		env.Workers = append(env.Workers, node(w))
 	}
+	if r.FaultNode != "" {
+		if err := checkFaultNode(ctx, log, env, r.FaultNode); err != nil {
+			return env, cleanup, err
+		}
+	}
 	if err := describeKwok(ctx, env); err != nil {
 		log.Infof("no kwok on this cluster (%v): labs with fake nodes cannot run here", err)
 	}
@@ -143,8 +166,46 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 	if r.NodeAccess {
 		how = "node access through short-lived privileged pods in namespace " + access.Namespace()
 	}
+	if r.FaultNode != "" {
+		how += "; node faults allowed on " + r.FaultNode + " only (kubelet control through the pod's agent over pods/proxy, with a dead-man's switch)"
+	}
 	log.Infof("cluster %s (Kubernetes %s): control plane %q, workers %v, %d kwok fake nodes; %s", cfg.Host, version.GitVersion, cp, workers, len(env.FakeNodes), how)
 	return env, cleanup, nil
+}
+
+// checkFaultNode makes sure a lab can stop and restore the kubelet on the
+// named node: a Ready worker, whose kubelet is the systemd unit "kubelet"
+// answering through the node pod's agent. A managed cluster's nodes fail
+// here (no privileged pods, or no such unit), before anything is stopped.
+func checkFaultNode(ctx context.Context, log *progress.Logger, env *cluster.Env, name string) error {
+	var node cluster.Node
+	for _, w := range env.Workers {
+		if w.String() == name {
+			node = w
+		}
+	}
+	if node == nil {
+		return fmt.Errorf("-allownodefaults=%s: not one of the cluster's Ready, schedulable workers %v", name, workerNames(env.Workers))
+	}
+	done := log.Step("checking that termlab can stop and restore the kubelet on " + name)
+	state, err := kubelet.State(ctx, node)
+	if err == nil && state != "active" {
+		err = fmt.Errorf("systemd says the kubelet unit is %q, not active", state)
+	}
+	done(err)
+	if err != nil {
+		return fmt.Errorf("-allownodefaults=%s: termlab cannot control this node's kubelet, so it will not stop it (a managed node, or a kubelet that is not the systemd unit \"kubelet\"?): %w", name, err)
+	}
+	env.FaultNode = name
+	return nil
+}
+
+func workerNames(ws []cluster.Node) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 // remoteNodes picks the control-plane node (the first by name with the

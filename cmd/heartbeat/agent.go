@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+//	heartbeat agent <port> <root>        serves node commands over HTTP (below)
+//
+// The node pod of a lab that stops a kubelet (internal/nodepod, agent mode)
+// cannot use pods/exec: exec goes through the very kubelet the lab stops.
+// The API server's pods/proxy goes to the pod's IP directly, so this agent,
+// on the node's network, answers while the kubelet is down. It runs only the
+// commands a lab's node evidence and kubelet control need, inside <root>,
+// and only for a caller that knows the token the pod got from its Secret
+// (TERMLAB_AGENT_TOKEN).
+
+// agentCommands are the programs the agent runs; anything else is refused.
+var agentCommands = map[string]bool{
+	"crictl": true, "systemctl": true, "systemd-run": true, "journalctl": true,
+	"stat": true, "tail": true, "ls": true, "cat": true,
+}
+
+// agentRequest is one command: its argv, stdin, and how long it may run.
+type agentRequest struct {
+	Token   string   `json:"token"`
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env,omitempty"`
+	Stdin   []byte   `json:"stdin,omitempty"`
+	Seconds int      `json:"seconds,omitempty"`
+}
+
+// agentResponse is what the command did; Error is set when it could not run.
+type agentResponse struct {
+	Stdout []byte `json:"stdout"`
+	Stderr []byte `json:"stderr"`
+	Exit   int    `json:"exit"`
+	Error  string `json:"error,omitempty"`
+}
+
+// agentMaxSeconds bounds a command (crictl logs -f ends with its container).
+const agentMaxSeconds = 3600
+
+func serveAgent(args []string, getenv func(string) string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "heartbeat agent: want <port> <root>")
+		return 2
+	}
+	token := getenv("TERMLAB_AGENT_TOKEN")
+	if len(token) < 16 {
+		fmt.Fprintln(os.Stderr, "heartbeat agent: TERMLAB_AGENT_TOKEN is missing or short")
+		return 2
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heartbeat agent:", err)
+		return 1
+	}
+	mux := agentMux(self, args[1], token)
+	srv := &http.Server{Addr: ":" + args[0], Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-sigs
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, "heartbeat agent:", err)
+		return 1
+	}
+	return 0
+}
+
+// agentMux serves /healthz and /run; self is the program that runs
+// `chroot <root> argv…` (this binary).
+func agentMux(self, root, token string) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("POST /run", func(w http.ResponseWriter, r *http.Request) {
+		var req agentRequest
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
+			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(req.Token), []byte(token)) != 1 {
+			http.Error(w, "wrong token", http.StatusForbidden)
+			return
+		}
+		if len(req.Argv) == 0 || !agentCommands[req.Argv[0]] {
+			http.Error(w, fmt.Sprintf("command %q is not one the agent runs", req.Argv), http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(runAgentCommand(r.Context(), self, root, req))
+	})
+	return mux
+}
+
+// runAgentCommand runs the request as `heartbeat chroot <root> argv…`.
+func runAgentCommand(ctx context.Context, self, root string, req agentRequest) agentResponse {
+	secs := req.Seconds
+	if secs <= 0 || secs > agentMaxSeconds {
+		secs = agentMaxSeconds
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+	defer cancel()
+	argv := append([]string{"chroot", root}, req.Argv...)
+	if len(req.Env) > 0 {
+		argv = append([]string{"chroot", root, "env"}, append(req.Env, req.Argv...)...)
+	}
+	cmd := exec.CommandContext(ctx, self, argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if req.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(req.Stdin)
+	}
+	err := cmd.Run()
+	res := agentResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.Exit = exit.ExitCode()
+	case err != nil:
+		res.Exit, res.Error = -1, err.Error()
+	}
+	return res
+}

@@ -1,0 +1,165 @@
+package nodepod
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/kind/pkg/exec"
+)
+
+// Agent mode (Options.Agent). pods/exec goes through the node's kubelet, so
+// it cannot start a kubelet that a lab stopped, nor ask crictl while it is
+// down. The node pod then runs `heartbeat agent` on the node's network, and
+// commands go through the API server's pods/proxy, which connects to the
+// pod's IP itself. The agent runs a fixed list of commands (crictl,
+// systemctl, systemd-run, …) for callers that know the run's token, which
+// reaches the pods through a Secret in the run's namespace.
+
+const (
+	agentSecret    = "node-agent"
+	agentTokenKey  = "token"
+	agentPortFirst = 20000
+	agentPortSpan  = 10000
+	// agentReady bounds the wait for a started agent to answer.
+	agentReady = 30 * time.Second
+)
+
+// newAgentSecret picks the agents' port and token.
+func newAgentSecret() (int, string) {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	p, _ := rand.Int(rand.Reader, big.NewInt(agentPortSpan))
+	return agentPortFirst + int(p.Int64()), hex.EncodeToString(b)
+}
+
+func (a *Access) createAgentSecret(ctx context.Context) error {
+	sec := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: agentSecret, Namespace: a.Namespace(), Labels: map[string]string{RunIDLabel: a.opts.RunID, PurposeLabel: purpose}},
+		StringData: map[string]string{agentTokenKey: a.agentToken},
+	}
+	_, err := a.client.CoreV1().Secrets(a.Namespace()).Create(ctx, sec, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating the node agents' token secret in %s: %w", a.Namespace(), err)
+	}
+	return nil
+}
+
+// mainCommand is the node pod's main process: the agent, or idle.
+func (a *Access) mainCommand(image string) []string {
+	if a.opts.Agent {
+		return []string{"/heartbeat", "agent", strconv.Itoa(a.agentPort), hostRoot}
+	}
+	return idleCommand(image)
+}
+
+func (a *Access) agentEnv() []corev1.EnvVar {
+	if !a.opts.Agent {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: "TERMLAB_AGENT_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: agentSecret}, Key: agentTokenKey,
+	}}}}
+}
+
+// proxyName is the pod and port as pods/proxy names them.
+func (a *Access) proxyName(n *Node) string { return n.pod + ":" + strconv.Itoa(a.agentPort) }
+
+// waitAgent waits until the agent answers through the API server.
+func (a *Access) waitAgent(ctx context.Context, n *Node) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 300*time.Millisecond, agentReady, true, func(ctx context.Context) (bool, error) {
+		_, last = a.client.CoreV1().RESTClient().Get().Namespace(a.Namespace()).Resource("pods").
+			Name(a.proxyName(n)).SubResource("proxy").Suffix("healthz").Do(ctx).Raw()
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the agent in node pod %s/%s on %s did not answer through pods/proxy within %s: %v", a.Namespace(), n.pod, n.name, agentReady, last)
+	}
+	return nil
+}
+
+// agentRequest and agentResponse are cmd/heartbeat's (agent.go).
+type agentRequest struct {
+	Token   string   `json:"token"`
+	Argv    []string `json:"argv"`
+	Env     []string `json:"env,omitempty"`
+	Stdin   []byte   `json:"stdin,omitempty"`
+	Seconds int      `json:"seconds,omitempty"`
+}
+
+type agentResponse struct {
+	Stdout []byte `json:"stdout"`
+	Stderr []byte `json:"stderr"`
+	Exit   int    `json:"exit"`
+	Error  string `json:"error,omitempty"`
+}
+
+type agentCmd struct {
+	node           *Node
+	ctx            context.Context
+	argv           []string
+	env            []string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+func (c *agentCmd) SetEnv(env ...string) exec.Cmd  { c.env = env; return c }
+func (c *agentCmd) SetStdin(r io.Reader) exec.Cmd  { c.stdin = r; return c }
+func (c *agentCmd) SetStdout(w io.Writer) exec.Cmd { c.stdout = w; return c }
+func (c *agentCmd) SetStderr(w io.Writer) exec.Cmd { c.stderr = w; return c }
+
+// Run sends the command to the node's agent and returns a *exec.RunError
+// when it fails, with its stderr as the output, like kind's.
+func (c *agentCmd) Run() error {
+	a := c.node.access
+	req := agentRequest{Token: a.agentToken, Argv: c.argv, Env: c.env}
+	if c.stdin != nil {
+		in, err := io.ReadAll(c.stdin)
+		if err != nil {
+			return &exec.RunError{Command: c.argv, Inner: err}
+		}
+		req.Stdin = in
+	}
+	if d, ok := c.ctx.Deadline(); ok {
+		req.Seconds = int(time.Until(d)/time.Second) + 1
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return &exec.RunError{Command: c.argv, Inner: err}
+	}
+	raw, err := a.client.CoreV1().RESTClient().Post().Namespace(a.Namespace()).Resource("pods").
+		Name(a.proxyName(c.node)).SubResource("proxy").Suffix("run").
+		SetHeader("Content-Type", "application/json").Body(body).Do(c.ctx).Raw()
+	if err != nil {
+		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s through the agent in pod %s/%s: %w", c.node.name, a.Namespace(), c.node.pod, err)}
+	}
+	var res agentResponse
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s: the agent's answer did not parse: %w", c.node.name, err)}
+	}
+	if c.stdout != nil {
+		_, _ = io.Copy(c.stdout, bytes.NewReader(res.Stdout))
+	}
+	if c.stderr != nil {
+		_, _ = io.Copy(c.stderr, bytes.NewReader(res.Stderr))
+	}
+	switch {
+	case res.Error != "":
+		return &exec.RunError{Command: c.argv, Output: res.Stderr, Inner: fmt.Errorf("on node %s: %s", c.node.name, res.Error)}
+	case res.Exit != 0:
+		return &exec.RunError{Command: c.argv, Output: res.Stderr, Inner: fmt.Errorf("exit status %d", res.Exit)}
+	}
+	return nil
+}
