@@ -14,6 +14,7 @@ import (
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -117,6 +118,36 @@ func TestLabThroughMageWithKubeconfig(t *testing.T) {
 	}
 	if strings.Contains(out, "creating kind cluster") || strings.Contains(out, "dockerd") {
 		t.Errorf("the kubeconfig path touched the local cluster machinery")
+	}
+	assertNoNodePods(t, own.Client)
+}
+
+// TestOrphanThroughKubeconfigWithNodeFaults runs lab:orphan as on a cluster
+// that is not termlab's: the mage target with only a kubeconfig and
+// -allownodefaults naming a worker (the first one, where the lab would not
+// otherwise go). The kubelet is stopped, observed and started again through
+// the node pod's agent over pods/proxy; afterwards it is active, the node is
+// Ready and no node pod is left.
+func TestOrphanThroughKubeconfigWithNodeFaults(t *testing.T) {
+	own := connect(t)
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fault := own.Workers[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	out := runMage(t, ctx, root, "lab:orphan", "-kubeconfig="+own.KubeconfigPath, "-allownodefaults="+fault.String())
+	for _, want := range []string{"agent through pods/proxy", "node faults allowed on " + fault.String(), "lab:orphan run", ": pass ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if !strings.Contains(out, "stop only the kubelet on "+fault.String()) {
+		t.Errorf("the lab did not stop the kubelet on the named node %s", fault)
+	}
+	if state, err := kubelet.State(ctx, fault); err != nil || state != "active" {
+		t.Errorf("kubelet on %s after the lab: %q %v", fault, state, err)
 	}
 	assertNoNodePods(t, own.Client)
 }
