@@ -133,3 +133,18 @@ func TestCanRun(t *testing.T) {
 		}
 	}
 }
+
+// The worker named for faults is the one a kubelet-stopping lab uses.
+func TestWithFaultNode(t *testing.T) {
+	env := &cluster.Env{Workers: []cluster.Node{cluster.NoAccess("a"), cluster.NoAccess("b"), cluster.NoAccess("c")}, FaultNode: "a"}
+	got := withFaultNode(env, Definition{Uses: Uses{Worker: 1, StopsKubelet: true}})
+	if names := strings.Join(workerNames(got), ","); names != "b,a,c" {
+		t.Errorf("workers %s, want the fault node a at index 1", names)
+	}
+	if names := strings.Join(workerNames(env), ","); names != "a,b,c" {
+		t.Errorf("the shared env changed: %s", names)
+	}
+	if got := withFaultNode(env, Definition{Uses: Uses{Worker: 0}}); got != env {
+		t.Error("a lab that stops no kubelet got other workers")
+	}
+}
