@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/termlab/termlab/internal/nodeagent"
 )
 
 //	heartbeat agent <port> <root>        serves node commands over HTTP (below)
@@ -25,29 +27,6 @@ import (
 // and only for a caller that knows the token the pod got from its Secret
 // (TERMLAB_AGENT_TOKEN).
 
-// agentCommands are the programs the agent runs; anything else is refused.
-var agentCommands = map[string]bool{
-	"crictl": true, "systemctl": true, "systemd-run": true, "journalctl": true,
-	"stat": true, "tail": true, "ls": true, "cat": true,
-}
-
-// agentRequest is one command: its argv, stdin, and how long it may run.
-type agentRequest struct {
-	Token   string   `json:"token"`
-	Argv    []string `json:"argv"`
-	Env     []string `json:"env,omitempty"`
-	Stdin   []byte   `json:"stdin,omitempty"`
-	Seconds int      `json:"seconds,omitempty"`
-}
-
-// agentResponse is what the command did; Error is set when it could not run.
-type agentResponse struct {
-	Stdout []byte `json:"stdout"`
-	Stderr []byte `json:"stderr"`
-	Exit   int    `json:"exit"`
-	Error  string `json:"error,omitempty"`
-}
-
 // agentMaxSeconds bounds a command (crictl logs -f ends with its container).
 const agentMaxSeconds = 3600
 
@@ -56,7 +35,7 @@ func serveAgent(args []string, getenv func(string) string) int {
 		fmt.Fprintln(os.Stderr, "heartbeat agent: want <port> <root>")
 		return 2
 	}
-	token := getenv("TERMLAB_AGENT_TOKEN")
+	token := getenv(nodeagent.TokenEnv)
 	if len(token) < 16 {
 		fmt.Fprintln(os.Stderr, "heartbeat agent: TERMLAB_AGENT_TOKEN is missing or short")
 		return 2
@@ -89,7 +68,7 @@ func agentMux(self, root, token string) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("POST /run", func(w http.ResponseWriter, r *http.Request) {
-		var req agentRequest
+		var req nodeagent.Request
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<20)).Decode(&req); err != nil {
 			http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
 			return
@@ -98,7 +77,7 @@ func agentMux(self, root, token string) *http.ServeMux {
 			http.Error(w, "wrong token", http.StatusForbidden)
 			return
 		}
-		if len(req.Argv) == 0 || !agentCommands[req.Argv[0]] {
+		if len(req.Argv) == 0 || !nodeagent.Commands[req.Argv[0]] {
 			http.Error(w, fmt.Sprintf("command %q is not one the agent runs", req.Argv), http.StatusForbidden)
 			return
 		}
@@ -109,7 +88,7 @@ func agentMux(self, root, token string) *http.ServeMux {
 }
 
 // runAgentCommand runs the request as `heartbeat chroot <root> argv…`.
-func runAgentCommand(ctx context.Context, self, root string, req agentRequest) agentResponse {
+func runAgentCommand(ctx context.Context, self, root string, req nodeagent.Request) nodeagent.Response {
 	secs := req.Seconds
 	if secs <= 0 || secs > agentMaxSeconds {
 		secs = agentMaxSeconds
@@ -127,7 +106,7 @@ func runAgentCommand(ctx context.Context, self, root string, req agentRequest) a
 		cmd.Stdin = bytes.NewReader(req.Stdin)
 	}
 	err := cmd.Run()
-	res := agentResponse{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	res := nodeagent.Response{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):

@@ -8,9 +8,11 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/termlab/termlab/internal/nodeagent"
 )
 
-func postRun(t *testing.T, url string, req agentRequest) (int, agentResponse) {
+func postRun(t *testing.T, url string, req nodeagent.Request) (int, nodeagent.Response) {
 	t.Helper()
 	body, _ := json.Marshal(req)
 	res, err := http.Post(url+"/run", "application/json", bytes.NewReader(body))
@@ -18,7 +20,7 @@ func postRun(t *testing.T, url string, req agentRequest) (int, agentResponse) {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var out agentResponse
+	var out nodeagent.Response
 	if res.StatusCode == http.StatusOK {
 		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
 			t.Fatal(err)
@@ -37,17 +39,17 @@ func TestAgent(t *testing.T) {
 	token := "0123456789abcdef0123"
 	srv := httptest.NewServer(agentMux("/usr/bin/env", "/", token))
 	defer srv.Close()
-	if code, _ := postRun(t, srv.URL, agentRequest{Token: "wrong", Argv: []string{"ls", "/"}}); code != http.StatusForbidden {
+	if code, _ := postRun(t, srv.URL, nodeagent.Request{Token: "wrong", Argv: []string{"ls", "/"}}); code != http.StatusForbidden {
 		t.Errorf("wrong token: %d", code)
 	}
-	if code, _ := postRun(t, srv.URL, agentRequest{Token: token, Argv: []string{"rm", "-rf", "/tmp/x"}}); code != http.StatusForbidden {
+	if code, _ := postRun(t, srv.URL, nodeagent.Request{Token: token, Argv: []string{"rm", "-rf", "/tmp/x"}}); code != http.StatusForbidden {
 		t.Errorf("unlisted command: %d", code)
 	}
-	code, res := postRun(t, srv.URL, agentRequest{Token: token, Argv: []string{"cat"}, Stdin: []byte("hello")})
+	code, res := postRun(t, srv.URL, nodeagent.Request{Token: token, Argv: []string{"cat"}, Stdin: []byte("hello")})
 	if code != http.StatusOK || string(res.Stdout) != "hello" || res.Exit != 0 {
 		t.Errorf("cat: %d %+v", code, res)
 	}
-	code, res = postRun(t, srv.URL, agentRequest{Token: token, Argv: []string{"ls", "/no/such/dir"}})
+	code, res = postRun(t, srv.URL, nodeagent.Request{Token: token, Argv: []string{"ls", "/no/such/dir"}})
 	if code != http.StatusOK || res.Exit == 0 || !strings.Contains(string(res.Stderr), "No such file") {
 		t.Errorf("failing ls: %d %+v", code, res)
 	}

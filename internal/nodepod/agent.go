@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/termlab/termlab/internal/nodeagent"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +69,7 @@ func (a *Access) agentEnv() []corev1.EnvVar {
 	if !a.opts.Agent {
 		return nil
 	}
-	return []corev1.EnvVar{{Name: "TERMLAB_AGENT_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+	return []corev1.EnvVar{{Name: nodeagent.TokenEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: agentSecret}, Key: agentTokenKey,
 	}}}}
 }
@@ -90,41 +91,10 @@ func (a *Access) waitAgent(ctx context.Context, n *Node) error {
 	return nil
 }
 
-// agentRequest and agentResponse are cmd/heartbeat's (agent.go).
-type agentRequest struct {
-	Token   string   `json:"token"`
-	Argv    []string `json:"argv"`
-	Env     []string `json:"env,omitempty"`
-	Stdin   []byte   `json:"stdin,omitempty"`
-	Seconds int      `json:"seconds,omitempty"`
-}
-
-type agentResponse struct {
-	Stdout []byte `json:"stdout"`
-	Stderr []byte `json:"stderr"`
-	Exit   int    `json:"exit"`
-	Error  string `json:"error,omitempty"`
-}
-
-type agentCmd struct {
-	node           *Node
-	ctx            context.Context
-	argv           []string
-	env            []string
-	stdin          io.Reader
-	stdout, stderr io.Writer
-}
-
-func (c *agentCmd) SetEnv(env ...string) exec.Cmd  { c.env = env; return c }
-func (c *agentCmd) SetStdin(r io.Reader) exec.Cmd  { c.stdin = r; return c }
-func (c *agentCmd) SetStdout(w io.Writer) exec.Cmd { c.stdout = w; return c }
-func (c *agentCmd) SetStderr(w io.Writer) exec.Cmd { c.stderr = w; return c }
-
-// Run sends the command to the node's agent and returns a *exec.RunError
-// when it fails, with its stderr as the output, like kind's.
-func (c *agentCmd) Run() error {
+// runAgent sends the command to the node's agent.
+func (c *cmd) runAgent() error {
 	a := c.node.access
-	req := agentRequest{Token: a.agentToken, Argv: c.argv, Env: c.env}
+	req := nodeagent.Request{Token: a.agentToken, Argv: c.argv, Env: c.env}
 	if c.stdin != nil {
 		in, err := io.ReadAll(c.stdin)
 		if err != nil {
@@ -145,7 +115,7 @@ func (c *agentCmd) Run() error {
 	if err != nil {
 		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s through the agent in pod %s/%s: %w", c.node.name, a.Namespace(), c.node.pod, err)}
 	}
-	var res agentResponse
+	var res nodeagent.Response
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s: the agent's answer did not parse: %w", c.node.name, err)}
 	}

@@ -398,14 +398,14 @@ func (n *Node) Command(name string, args ...string) exec.Cmd {
 
 // CommandContext runs name with args on the node, inside the node's root.
 func (n *Node) CommandContext(ctx context.Context, name string, args ...string) exec.Cmd {
-	if n.access.opts.Agent {
-		return &agentCmd{node: n, ctx: ctx, argv: append([]string{name}, args...)}
-	}
 	return &cmd{node: n, ctx: ctx, argv: append([]string{name}, args...)}
 }
 
+// cmd is one command on a node: through pods/exec, or through the agent
+// (agent.go) in agent mode. A lazy node's (lazy.go) has no node until Run.
 type cmd struct {
 	node   *Node
+	lazy   *LazyNode
 	ctx    context.Context
 	argv   []string
 	env    []string
@@ -425,9 +425,24 @@ func (c *cmd) SetStderr(w io.Writer) exec.Cmd {
 	return c
 }
 
-// Run streams the command through pods/exec and returns a *exec.RunError
-// when it fails, with the captured stderr as its output, like kind's.
+// Run runs the command on the node and returns a *exec.RunError when it
+// fails, with the captured stderr as its output, like kind's.
 func (c *cmd) Run() error {
+	if c.node == nil {
+		n, why := c.lazy.access.Node(c.ctx, c.lazy.name)
+		if n == nil {
+			return fmt.Errorf("running %s on %s: no node pod there: %s", exec.PrettyCommand(c.argv[0], c.argv[1:]...), c.lazy.name, why)
+		}
+		c.node = n
+	}
+	if c.node.access.opts.Agent {
+		return c.runAgent()
+	}
+	return c.runExec()
+}
+
+// runExec streams the command through pods/exec.
+func (c *cmd) runExec() error {
 	argv := append([]string(nil), c.node.prefix...)
 	if len(c.env) > 0 {
 		argv = append(append(append(argv, "env"), c.env...), c.argv...)
