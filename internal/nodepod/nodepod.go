@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/kind/pkg/exec"
 )
 
@@ -472,7 +474,11 @@ func (c *cmd) runExec() error {
 	if c.stderr != nil {
 		errw = io.MultiWriter(&stderr, c.stderr)
 	}
-	err = exe.StreamWithContext(c.ctx, remotecommand.StreamOptions{Stdin: c.stdin, Stdout: stdout, Stderr: errw})
+	// A stream ended by its context (a log follower when the run stops) makes
+	// client-go log "Copying stdout failed" and "Websocket Ping failed" to
+	// stderr; the command's own error below is what counts.
+	quiet := klog.NewContext(c.ctx, logr.Discard())
+	err = exe.StreamWithContext(quiet, remotecommand.StreamOptions{Stdin: c.stdin, Stdout: stdout, Stderr: errw})
 	if err == nil {
 		return nil
 	}
