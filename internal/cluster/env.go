@@ -34,6 +34,10 @@ type Env struct {
 	// NodeAccess is how commands reach the nodes: evidence.NodeAccessDocker
 	// (kind's docker exec; "" means the same), NodeAccessPod or NodeAccessNone.
 	NodeAccess string
+	// InUse are namespaces of termlab's that the Env itself holds for as
+	// long as it lives (the node pods' namespace): a lab run's repair of
+	// earlier runs' namespaces leaves them alone.
+	InUse []string
 	// FaultNode, on a cluster reached through a kubeconfig, is the one
 	// worker where a lab may stop the kubelet (-allownodefaults).
 	FaultNode string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 	kept := map[string]bool{}
 	var stale []string
 	for _, ns := range nsList.Items {
-		if ns.Labels[RunIDLabel] == currentRunID {
+		if ns.Labels[RunIDLabel] == currentRunID || slices.Contains(env.InUse, ns.Name) {
 			continue
 		}
 		if ns.DeletionTimestamp != nil {

@@ -144,6 +144,7 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		node = func(name string) cluster.Node { return access.Lazy(name) }
 		cleanup = access.Close
 		env.NodeAccess = evidence.NodeAccessPod
+		env.InUse = []string{access.Namespace()}
 	}
 	if cp != "" {
 		env.ControlPlane = node(cp)
