@@ -56,9 +56,9 @@ func TestEveryLabIsComplete(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "results", "reference", d.Name, "summary.json")); err != nil {
 				t.Errorf("no reference run results/reference/%s (go tool mage results:reference after a passing run): %v", d.Name, err)
 			}
-			call := `runLabBy(ctx, "` + d.Name + `", by, kubeconfig, nodeaccess)`
+			call := `runLabBy(ctx, "` + d.Name + `", by, kubeconfig, context, nodeaccess)`
 			if d.Uses.StopsKubelet {
-				call = `runFaultLabBy(ctx, "` + d.Name + `", by, kubeconfig, nodeaccess, allownodefaults)`
+				call = `runFaultLabBy(ctx, "` + d.Name + `", by, kubeconfig, context, nodeaccess, allownodefaults)`
 			}
 			if !strings.Contains(string(magefile), call) {
 				t.Errorf("no target in magefiles/lab.go calling %s", call)

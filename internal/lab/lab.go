@@ -423,13 +423,13 @@ func nodeAccess(env *cluster.Env) string {
 // not be sure to start it again.
 func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && len(env.FakeNodes) == 0 {
-		return fmt.Errorf("%s runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)", def.Title())
+		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
 	}
 	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
-		return fmt.Errorf("%s stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Title())
+		return errors.New("the lab stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to")
 	}
 	if len(env.Workers) <= def.Uses.Worker {
-		return fmt.Errorf("%s needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Title(), def.Uses.Worker+1, len(env.Workers))
+		return fmt.Errorf("the lab needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Uses.Worker+1, len(env.Workers))
 	}
 	return nil
 }
