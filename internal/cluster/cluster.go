@@ -50,6 +50,13 @@ type Options struct {
 	// ReuseTimeout bounds how long an existing cluster may take to answer
 	// with every node Ready before it is declared broken and recreated.
 	ReuseTimeout time.Duration
+	// WhileCreating, if set, runs as soon as a new cluster's API server
+	// answers, while kind goes on creating it (joining the workers, ~12 s):
+	// what needs only the control plane (kwok) or the node containers
+	// (image loads) is done by the time create returns. Its Env's workers are
+	// containers that have not joined yet. Up returns its error; it is not
+	// run when an existing cluster is reused.
+	WhileCreating func(ctx context.Context, early *Env) error
 }
 
 func (o *Options) defaults() {
@@ -200,6 +207,14 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	}
 	done := log.Step(fmt.Sprintf("creating kind cluster %q from %s with %s", o.Name, o.ConfigPath, o.NodeImage))
 	stop := log.Ticker("creating the cluster", 20*time.Second)
+	early := make(chan error, 1)
+	earlyCtx, cancelEarly := context.WithCancel(ctx)
+	defer cancelEarly()
+	if o.WhileCreating != nil {
+		go func() { early <- whenAPIAnswers(earlyCtx, p, o) }()
+	} else {
+		early <- nil
+	}
 	err = p.Create(o.Name,
 		kindcluster.CreateWithV1Alpha4Config(cfg),
 		kindcluster.CreateWithNodeImage(o.NodeImage),
@@ -211,9 +226,58 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	stop()
 	done(err)
 	if err != nil {
+		cancelEarly()
+		<-early
 		return fmt.Errorf("creating kind cluster %q (kind deletes a half-created cluster itself; run with TERMLAB_VERBOSE=1 for kind's log): %w", o.Name, err)
 	}
+	if err := <-early; err != nil {
+		return err
+	}
 	return recordConfigHash(ctx, p, o)
+}
+
+// whenAPIAnswers waits for the new cluster's API server (kind hands out its
+// kubeconfig once kubeadm init wrote it) and runs o.WhileCreating.
+func whenAPIAnswers(ctx context.Context, p *kindcluster.Provider, o Options) error {
+	var env *Env
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		raw, err := p.KubeConfig(o.Name, false)
+		if err != nil {
+			return false, nil // no control plane yet
+		}
+		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+		if err != nil {
+			return false, nil
+		}
+		cfg.QPS, cfg.Burst, cfg.UserAgent = 50, 100, UserAgent
+		client, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return false, err
+		}
+		if _, err := client.Discovery().ServerVersion(); err != nil {
+			return false, nil
+		}
+		ns, err := p.ListNodes(o.Name)
+		if err != nil {
+			return false, nil
+		}
+		cps, err := nodeutils.ControlPlaneNodes(ns)
+		if err != nil || len(cps) == 0 {
+			return false, nil
+		}
+		env = &Env{Name: o.Name, RESTConfig: cfg, Client: client, ControlPlane: cps[0]}
+		// The worker containers run (kind made every node container before
+		// starting the control plane); they join the cluster later.
+		workers, _ := nodeutils.SelectNodesByRole(ns, "worker")
+		for _, w := range workers {
+			env.Workers = append(env.Workers, w)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server of the new cluster %q: %w", o.Name, err)
+	}
+	return o.WhileCreating(ctx, env)
 }
 
 // ConfigHashFile is where the control-plane node keeps the ConfigHash of the

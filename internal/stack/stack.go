@@ -126,6 +126,31 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	}
 	defer release()
 	restoreKubelets(ctx, log, co.Name)
+	// A new cluster gets its images and kwok while kind joins its workers:
+	// the loads need only the node containers, kwok only the control plane,
+	// and that way they cost cluster:up nothing.
+	kwokDone := false
+	co.WhileCreating = func(ctx context.Context, early *cluster.Env) error {
+		var loadErr error
+		var wg sync.WaitGroup
+		wg.Go(func() { loadErr = cluster.LoadImage(ctx, early, set.Workload) })
+		defer wg.Wait()
+		if spec.NoKwok {
+			return nil
+		}
+		if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
+			return err
+		}
+		if err := waitKubeProxy(ctx, early); err != nil {
+			return err
+		}
+		if err := installKwok(ctx, log, early, set, spec.FakeNodes); err != nil {
+			return err
+		}
+		wg.Wait()
+		kwokDone = loadErr == nil
+		return loadErr
+	}
 	env, err := cluster.Up(ctx, log, co)
 	if err != nil {
 		return nil, err
@@ -136,7 +161,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	done := log.Step("loading workload and kwok images onto the nodes")
 	var kwokErr error
 	var wg sync.WaitGroup
-	if !spec.NoKwok {
+	if !spec.NoKwok && !kwokDone {
 		wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node)) }) // a kind node: Env came from kind here
 	}
 	err = cluster.LoadImage(ctx, env, set.Workload)
@@ -149,10 +174,15 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	env.WorkloadImage = set.Workload
 	env.Versions.Docker = spec.DockerVersion
 	env.Versions.NodeImageFrom = set.NodeFrom
-	if spec.NoKwok {
+	switch {
+	case spec.NoKwok:
 		return env, nil
+	case kwokDone:
+		err = describeKwok(ctx, env)
+	default:
+		err = installKwok(ctx, log, env, set, spec.FakeNodes)
 	}
-	if err := installKwok(ctx, log, env, set, spec.FakeNodes); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	return env, nil
