@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/defaults"
@@ -161,6 +162,14 @@ func buildNode(ctx context.Context, log *progress.Logger, root string) (string, 
 	if err != nil {
 		return "", err
 	}
+	// debootstrap waits on the Debian mirror, the builds below on the CPU:
+	// on a fresh machine they overlap (nodeInputs then finds the root
+	// filesystem cached).
+	rootfsCtx, cancelRootfs := context.WithCancel(ctx)
+	var rootfsErr error
+	var rootfs sync.WaitGroup
+	rootfs.Go(func() { _, rootfsErr = nodeimage.BuildRootfs(rootfsCtx, log, cache) })
+	defer func() { cancelRootfs(); rootfs.Wait() }()
 	kube, err := gobuild.Kubernetes(ctx)
 	if err != nil {
 		return "", err
@@ -176,6 +185,10 @@ func buildNode(ctx context.Context, log *progress.Logger, root string) (string, 
 			return "", err
 		}
 		bins[r.Name] = res
+	}
+	rootfs.Wait()
+	if rootfsErr != nil {
+		return "", rootfsErr
 	}
 	in, err := nodeInputs(ctx, log, root, bins)
 	if err != nil {
