@@ -85,9 +85,24 @@ func hashFile(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	abs, _ := filepath.Abs(path)
+	id := identity(info)
+	if id != "" {
+		if sum, ok := remembered(abs, id); ok {
+			return sum, nil
+		}
+	}
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	sum := hex.EncodeToString(h.Sum(nil))
+	if id != "" {
+		remember(abs, id, sum)
+	}
+	return sum, nil
 }

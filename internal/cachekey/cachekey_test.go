@@ -1,9 +1,11 @@
 package cachekey
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestKeyIsOrderIndependentAndSensitive(t *testing.T) {
@@ -43,5 +45,43 @@ func TestAddTreeSeesContentAndMode(t *testing.T) {
 	}
 	if k := New().AddFile("f", filepath.Join(dir, "missing")); k.Err() == nil {
 		t.Fatal("missing file must be an error")
+	}
+}
+
+// A large file's hash is remembered while the file is unchanged, and
+// computed again once it is written to, even to the same size.
+func TestRememberedHashFollowsTheFile(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	path := filepath.Join(t.TempDir(), "big")
+	data := bytes.Repeat([]byte("a"), memoMin)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // a file changed within the second is never remembered
+	first, err := hashFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := os.Stat(path)
+	abs, _ := filepath.Abs(path)
+	if sum, ok := remembered(abs, identity(info)); !ok || sum != first {
+		t.Fatalf("not remembered: %q %v", sum, ok)
+	}
+	// Rewritten with the same size and its old modification time set back:
+	// the change time still moves, so the hash is computed again.
+	data[0] = 'b'
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	second, err := hashFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second == first {
+		t.Error("a changed file kept its remembered hash")
 	}
 }
