@@ -108,17 +108,29 @@ func runLabsBy(ctx context.Context, byFlag *string, remote stack.Remote, defs ..
 		return err
 	}
 	log := progress.Default()
+	var env *cluster.Env
 	if remote.Kubeconfig != "" {
-		return runLabsRemote(ctx, log, o, remote, by, defs...)
+		// Another cluster: nothing is built or started, and the node pods
+		// are removed on every exit path.
+		var cleanup func(context.Context) error
+		env, cleanup, err = stack.RemoteEnv(ctx, log, remote)
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if cerr := cleanup(cctx); cerr != nil {
+				log.Warnf("removing the node pods: %v", cerr)
+			}
+		}()
+	} else {
+		// One lock for the whole target: cluster:up's repair and health check and
+		// every lab run, so nobody else's run slips in between.
+		release, lerr := runlock.Acquire(ctx, log, cluster.DefaultName)
+		if lerr != nil {
+			return lerr
+		}
+		defer release()
+		env, err = stack.Up(ctx, log, o)
 	}
-	// One lock for the whole target: cluster:up's repair and health check and
-	// every lab run, so nobody else's run slips in between.
-	release, err := runlock.Acquire(ctx, log, cluster.DefaultName)
-	if err != nil {
-		return err
-	}
-	defer release()
-	env, err := stack.Up(ctx, log, o)
 	if err != nil {
 		return err
 	}
@@ -127,27 +139,6 @@ func runLabsBy(ctx context.Context, byFlag *string, remote stack.Remote, defs ..
 		log.Infof("index of runs: %s", index)
 	} else {
 		log.Warnf("could not write the index of runs: %v", ierr)
-	}
-	return err
-}
-
-// runLabsRemote runs the labs on the cluster a kubeconfig names: nothing is
-// built or started, and the node pods are removed on every exit path.
-func runLabsRemote(ctx context.Context, log *progress.Logger, o stack.Options, remote stack.Remote, by string, defs ...lab.Definition) error {
-	env, cleanup, err := stack.RemoteEnv(ctx, log, remote)
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		if cerr := cleanup(cctx); cerr != nil {
-			log.Warnf("removing the node pods: %v", cerr)
-		}
-	}()
-	if err != nil {
-		return err
-	}
-	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by}, defs...)
-	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
-		log.Infof("index of runs: %s", index)
 	}
 	return err
 }

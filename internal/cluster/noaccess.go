@@ -39,8 +39,9 @@ func (c noAccessCmd) SetStdin(io.Reader) exec.Cmd  { return c }
 func (c noAccessCmd) SetStdout(io.Writer) exec.Cmd { return c }
 func (c noAccessCmd) SetStderr(io.Writer) exec.Cmd { return c }
 
-// HasAccess reports whether commands can run on the node.
+// HasAccess reports whether commands can run on the node: not for a node
+// that says it has no access (NoNodeAccess, the mark the recorder reads too).
 func HasAccess(n Node) bool {
-	_, none := n.(noAccessNode)
+	_, none := n.(interface{ NoNodeAccess() error })
 	return !none
 }

@@ -488,11 +488,8 @@ func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Def
 		// Of several labs, one this cluster cannot carry is skipped and said
 		// (lab:all through a kubeconfig); asked for alone, it is an error.
 		if err := canRun(env, def); err != nil && len(defs) > 1 {
-			log := opts.Log
-			if log == nil {
-				log = progress.Default()
-			}
-			log.Warnf("%s skipped: %v", def.Title(), err)
+			opts.defaults()
+			opts.Log.Warnf("%s skipped: %v", def.Title(), err)
 			continue
 		}
 		s, err := Execute(ctx, env, def, opts)

@@ -131,25 +131,15 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	// and that way they cost cluster:up nothing.
 	kwokDone := false
 	co.WhileCreating = func(ctx context.Context, early *cluster.Env) error {
-		var loadErr error
+		var loadErr, kwokErr error
 		var wg sync.WaitGroup
 		wg.Go(func() { loadErr = cluster.LoadImage(ctx, early, set.Workload) })
-		defer wg.Wait()
-		if spec.NoKwok {
-			return nil
-		}
-		if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
-			return err
-		}
-		if err := waitKubeProxy(ctx, early); err != nil {
-			return err
-		}
-		if err := installKwok(ctx, log, early, set, spec.FakeNodes); err != nil {
-			return err
+		if !spec.NoKwok {
+			kwokErr = installKwokEarly(ctx, log, early, set, spec.FakeNodes)
+			kwokDone = kwokErr == nil
 		}
 		wg.Wait()
-		kwokDone = loadErr == nil
-		return loadErr
+		return errors.Join(loadErr, kwokErr)
 	}
 	env, err := cluster.Up(ctx, log, co)
 	if err != nil {
@@ -186,6 +176,19 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 		return nil, err
 	}
 	return env, nil
+}
+
+// installKwokEarly installs kwok on a cluster kind is still creating: its
+// image onto the control plane, and once kubeadm made kube-proxy (whose
+// DaemonSet installKwok keeps off the fake nodes), the rest.
+func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, fakeNodes int) error {
+	if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
+		return err
+	}
+	if err := waitKubeProxy(ctx, early); err != nil {
+		return err
+	}
+	return installKwok(ctx, log, early, set, fakeNodes)
 }
 
 // Connect attaches to the running stack without changing it (for tests and labs that must not create).
