@@ -102,6 +102,35 @@ func State(ctx context.Context, node Node) (string, error) {
 	return state, nil
 }
 
+// startingOrUp: active, or systemd is starting it already (a node container
+// that just booted, or its restart loop): nobody left it stopped.
+func startingOrUp(state string) bool {
+	return state == "active" || state == "activating" || state == "reloading"
+}
+
+// booting reports whether the node's systemd is still starting its units.
+func booting(ctx context.Context, node Node) bool {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, "systemctl", "is-system-running")
+	cmd.SetStdout(&out)
+	_ = cmd.Run() // non-zero exit for every state but running
+	return isBootState(strings.TrimSpace(out.String()))
+}
+
+// isBootState: `systemctl is-system-running` says the boot is not over.
+func isBootState(s string) bool { return s == "initializing" || s == "starting" }
+
+// bootWait bounds waiting for a just-started node container's boot: kind's
+// nodes finish it in a few seconds.
+const bootWait = 60 * time.Second
+
+// waitBooted waits until the node's boot is over (running or degraded).
+func waitBooted(ctx context.Context, node Node) {
+	ctx, cancel := context.WithTimeout(ctx, bootWait)
+	defer cancel()
+	_ = node.CommandContext(ctx, "systemctl", "is-system-running", "--wait").Run()
+}
+
 // Repair is one thing Restore put back.
 type Repair struct {
 	Node string
@@ -120,13 +149,17 @@ func Restore(ctx context.Context, nodes []Node) ([]Repair, error) {
 	var errs []error
 	for _, node := range nodes {
 		state, err := State(ctx, node)
+		if err == nil && !startingOrUp(state) && booting(ctx, node) {
+			// A node container docker just started again: systemd has not
+			// reached the kubelet yet, nobody left it stopped.
+			waitBooted(ctx, node)
+			state, err = State(ctx, node)
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		// activating: systemd is starting it already (a node container that
-		// just booted, or its restart loop): nobody left it stopped.
-		if state != "active" && state != "activating" && state != "reloading" {
+		if !startingOrUp(state) {
 			if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
 				errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
 				continue

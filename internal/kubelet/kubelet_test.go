@@ -37,3 +37,17 @@ func TestSwitchUnitsFindsOnlyTermlabTimers(t *testing.T) {
 		t.Errorf("switchUnits = %q", got)
 	}
 }
+
+// Only a boot in progress defers the leftover judgement: a node whose boot is
+// over (running, or degraded by some other unit) with the kubelet inactive
+// was left stopped.
+func TestBootStates(t *testing.T) {
+	for state, want := range map[string]bool{
+		"initializing": true, "starting": true,
+		"running": false, "degraded": false, "maintenance": false, "stopping": false, "offline": false, "": false,
+	} {
+		if got := isBootState(state); got != want {
+			t.Errorf("isBootState(%q) = %v, want %v", state, got, want)
+		}
+	}
+}
