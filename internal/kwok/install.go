@@ -100,9 +100,10 @@ func Install(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 
 	done = log.Step("kwok: controller " + opts.Image)
+	var nodeIP string
 	err = c.applyAll(ctx, []*unstructured.Unstructured{deploy})
 	if err == nil {
-		err = c.waitController(ctx, opts.Timeout)
+		nodeIP, err = c.waitController(ctx, opts.Timeout)
 	}
 	done(err)
 	if err != nil {
@@ -110,7 +111,7 @@ func Install(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 
 	done = log.Step(fmt.Sprintf("kwok: %d fake nodes Ready", opts.FakeNodes))
-	err = c.ensureFakeNodes(ctx, opts.FakeNodes)
+	err = c.ensureFakeNodes(ctx, opts.FakeNodes, nodeIP)
 	if err == nil {
 		err = c.waitFakeNodes(ctx, opts.FakeNodes, opts.Timeout)
 	}
@@ -243,8 +244,11 @@ func (c *clients) pruneStages(ctx context.Context, stages []*unstructured.Unstru
 
 // waitController waits until the Deployment has rolled out and exactly one
 // controller pod runs, Ready, in the whole cluster.
-func (c *clients) waitController(ctx context.Context, timeout time.Duration) error {
-	var state string
+// waitController waits for the one controller pod to be Ready and returns
+// its IP: the fake nodes' InternalIP (--node-ip), where the API server
+// reaches kwok's kubelet endpoint.
+func (c *clients) waitController(ctx context.Context, timeout time.Duration) (string, error) {
+	var state, ip string
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		d, err := c.kube.AppsV1().Deployments(Namespace).Get(ctx, ControllerName, metav1.GetOptions{})
 		if err != nil {
@@ -260,6 +264,7 @@ func (c *clients) waitController(ctx context.Context, timeout time.Duration) err
 		for _, p := range pods.Items {
 			if podReady(&p) && p.DeletionTimestamp == nil {
 				ready = append(ready, p.Namespace+"/"+p.Name)
+				ip = p.Status.PodIP
 			} else {
 				others = append(others, podState(&p))
 			}
@@ -271,9 +276,9 @@ func (c *clients) waitController(ctx context.Context, timeout time.Duration) err
 		return rolledOut && len(ready) == 1 && len(others) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("kwok: controller not available after %s (%s): %w", timeout, state, err)
+		return "", fmt.Errorf("kwok: controller not available after %s (%s): %w", timeout, state, err)
 	}
-	return nil
+	return ip, nil
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -345,7 +350,7 @@ func FakeNode(name string) *corev1.Node {
 // ensureFakeNodes creates the missing fake nodes, puts back what termlab set
 // on existing ones (labels, annotations, taint, capacity) when it differs, and
 // deletes termlab's fake nodes beyond n.
-func (c *clients) ensureFakeNodes(ctx context.Context, n int) error {
+func (c *clients) ensureFakeNodes(ctx context.Context, n int, nodeIP string) error {
 	nodes := c.kube.CoreV1().Nodes()
 	for i := 0; i < n; i++ {
 		want := FakeNode(FakeNodeName(i))
@@ -360,7 +365,7 @@ func (c *clients) ensureFakeNodes(ctx context.Context, n int) error {
 		if err != nil {
 			return fmt.Errorf("kwok: fake node %s: %w", want.Name, err)
 		}
-		if err := c.repairFakeNode(ctx, want, have); err != nil {
+		if err := c.repairFakeNode(ctx, want, have, nodeIP); err != nil {
 			return err
 		}
 	}
@@ -380,7 +385,7 @@ func (c *clients) ensureFakeNodes(ctx context.Context, n int) error {
 	return nil
 }
 
-func (c *clients) repairFakeNode(ctx context.Context, want, have *corev1.Node) error {
+func (c *clients) repairFakeNode(ctx context.Context, want, have *corev1.Node, nodeIP string) error {
 	meta := map[string]any{}
 	if !subset(want.Labels, have.Labels) {
 		meta["labels"] = want.Labels
@@ -403,13 +408,36 @@ func (c *clients) repairFakeNode(ctx context.Context, want, have *corev1.Node) e
 			return err
 		}
 	}
+	status := map[string]any{}
 	if !have.Status.Capacity.Cpu().Equal(*want.Status.Capacity.Cpu()) || !have.Status.Allocatable.Memory().Equal(*want.Status.Allocatable.Memory()) {
-		status := map[string]any{"status": map[string]any{"capacity": want.Status.Capacity, "allocatable": want.Status.Allocatable}}
-		if err := c.mergePatchNode(ctx, want.Name, status, "status"); err != nil {
+		status["capacity"], status["allocatable"] = want.Status.Capacity, want.Status.Allocatable
+	}
+	// kwok sets a fake node's addresses once (its node-initialize stage); a
+	// controller that moved (a new pod IP, or onto the host network) leaves
+	// the API server dialling an address nobody answers on.
+	if addrs, changed := withInternalIP(have.Status.Addresses, nodeIP); changed {
+		status["addresses"] = addrs
+	}
+	if len(status) > 0 {
+		if err := c.mergePatchNode(ctx, want.Name, map[string]any{"status": status}, "status"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// withInternalIP returns addrs with every InternalIP replaced by ip, and
+// whether that changed anything (nothing to do without an ip, or on a node
+// kwok has not initialized yet).
+func withInternalIP(addrs []corev1.NodeAddress, ip string) ([]corev1.NodeAddress, bool) {
+	out := slices.Clone(addrs)
+	changed := false
+	for i, a := range out {
+		if a.Type == corev1.NodeInternalIP && ip != "" && a.Address != ip {
+			out[i].Address, changed = ip, true
+		}
+	}
+	return out, changed
 }
 
 func (c *clients) mergePatchNode(ctx context.Context, name string, patch map[string]any, subresource string) error {

@@ -54,8 +54,13 @@ func TestRender(t *testing.T) {
 		t.Errorf("nodeSelector = %v", sel)
 	}
 	tols, _ := get("spec", "template", "spec", "tolerations").([]any)
-	if len(tols) != 1 || tols[0].(map[string]any)["key"] != "node-role.kubernetes.io/control-plane" {
+	if len(tols) != 2 || tols[0].(map[string]any)["key"] != "node-role.kubernetes.io/control-plane" ||
+		tols[1].(map[string]any)["key"] != "node.kubernetes.io/not-ready" {
 		t.Errorf("tolerations = %v", tols)
+	}
+	// Starting before the control plane's pod network is Ready needs both.
+	if hn := get("spec", "template", "spec", "hostNetwork"); hn != true {
+		t.Errorf("hostNetwork = %v", hn)
 	}
 	cs, _ := get("spec", "template", "spec", "containers").([]any)
 	if len(cs) != 1 {
