@@ -83,8 +83,12 @@ func Doctor(ctx context.Context) error {
 	return doctor.Run(ctx, os.Stdout)
 }
 
-// Measure prints cluster:up with cached images vs a bare kind create, the reuse time, and cold/warm build times, on throw-away clusters (termlab is not touched).
-func Measure(ctx context.Context) error {
-	_, err := measure.Run(ctx, progress.Default(), os.Stdout)
+// Measure prints cluster:up with cached images vs a bare kind create (rounds of both, the median ratio), the reuse time, and cold/warm build times, on throw-away clusters (termlab is not touched). Flag -rounds (default 3, about a minute each).
+func Measure(ctx context.Context, rounds *int) error {
+	n := 3
+	if rounds != nil {
+		n = *rounds
+	}
+	_, err := measure.Run(ctx, progress.Default(), os.Stdout, n)
 	return err
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +56,10 @@ type Options struct {
 	// containers that have not joined yet. Up returns its error; it is not
 	// run when an existing cluster is reused.
 	WhileCreating func(ctx context.Context, early *Env) error
+	// CreateImage, if set, is called only when a cluster is to be created and
+	// returns the image to create it from: NodeImage with more images
+	// preloaded (nodeimage.Preload), which reuse accepts in NodeImage's place.
+	CreateImage func(ctx context.Context) (string, error)
 }
 
 func (o *Options) defaults() {
@@ -110,23 +113,23 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 			}
 		}
 	}
-	for _, n := range ns {
-		state, image, err := containerState(ctx, n.String())
-		if err != nil {
-			h.Problem = err.Error()
-			return h
-		}
-		if state != "running" {
-			h.Problem = fmt.Sprintf("node container %s is %s (after a reboot or dockerd restart?)", n, state)
-			return h
-		}
-		h.Image = image
+	cs, err := inspectNodes(ctx, ns)
+	if err != nil {
+		h.Problem = err.Error()
+		return h
 	}
-	if o.NodeImage != "" && h.Image != o.NodeImage {
+	for _, c := range cs {
+		if c.state != "running" {
+			h.Problem = fmt.Sprintf("node container %s is %s (after a reboot or dockerd restart?)", c.node, c.state)
+			return h
+		}
+		h.Image = c.image
+	}
+	if o.NodeImage != "" && h.Image != o.NodeImage && !madeFrom(ctx, h.Image, o.NodeImage) {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
-	if why := configChanged(ctx, ns, o.ConfigPath); why != "" {
+	if why := configChanged(ctx, cs, o.ConfigPath); why != "" {
 		h.Problem = why
 		return h
 	}
@@ -151,11 +154,21 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 	return h
 }
 
+// madeFrom reports whether image is base with images preloaded.
+func madeFrom(ctx context.Context, image, base string) bool {
+	labels, ok := dockerimage.Labels(ctx, image)
+	return ok && labels[dockerimage.BaseLabel] == base
+}
+
 // Up creates the cluster, or reuses a healthy one, and waits until every real node is Ready.
 func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	o.defaults()
 	p := provider(log)
 	h := Check(ctx, log, o)
+	// A new cluster's last steps (the WhileCreating hook, its config hash)
+	// run while the nodes' readiness is waited for below.
+	finishCreate := func() error { return nil }
+	created := false
 	switch {
 	case h.Exists && h.Healthy && !o.Recreate:
 		log.Infof("reusing healthy cluster %q (node image %s)", o.Name, h.Image)
@@ -172,44 +185,72 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 				return nil, fmt.Errorf("deleting broken cluster %q: %w", o.Name, err)
 			}
 		}
-		if err := create(ctx, log, p, o); err != nil {
+		var err error
+		if finishCreate, err = create(ctx, log, p, o); err != nil {
 			return nil, err
 		}
+		created = true
 	}
-	if err := writeKubeconfig(p, o); err != nil {
+	var finishErr error
+	var finishing sync.WaitGroup
+	finishing.Go(func() { finishErr = finishCreate() })
+	env, err := connectReady(ctx, log, p, o, created)
+	finishing.Wait()
+	if err = errors.Join(err, finishErr); err != nil {
 		return nil, err
+	}
+	return env, nil
+}
+
+// connectReady writes the kubeconfig (kind's create just wrote it, owner-only,
+// for a new cluster), connects and waits until every node is Ready and the
+// controllers work.
+func connectReady(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, o Options, created bool) (*Env, error) {
+	if !created {
+		if err := writeKubeconfig(p, o); err != nil {
+			return nil, err
+		}
 	}
 	env, err := connect(ctx, p, o)
 	if err != nil {
 		return nil, err
 	}
-	done := log.Step("waiting for every node to be Ready and the controllers to work")
+	done := log.Step("waiting for every node to be Ready")
 	err = WaitNodesReady(ctx, env.Client, o.ReadyTimeout, nil)
-	if err == nil {
-		err = WaitControllersWorking(ctx, env.Client, 2*time.Minute)
+	done(err)
+	if err != nil {
+		return env, err
 	}
+	done = log.Step("checking that the controllers work (a probe namespace gets its ServiceAccount)")
+	err = WaitControllersWorking(ctx, env.Client, 2*time.Minute)
 	done(err)
 	return env, err
 }
 
-func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, o Options) error {
+// create makes the cluster with kind and returns what is left to finish it:
+// waiting for the WhileCreating hook, and recording the config's hash.
+func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, o Options) (finish func() error, err error) {
 	base, err := os.ReadFile(o.ConfigPath)
 	if err != nil {
-		return fmt.Errorf("reading kind config: %w", err)
+		return nil, fmt.Errorf("reading kind config: %w", err)
 	}
 	cfg, err := RenderConfig(base, o.Name, HostFacts{CgroupV1: DetectCgroupV1(), ImageRepository: o.ImageRepository})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ResolveMounts(cfg, filepath.Dir(o.ConfigPath))
 	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
-		return err
+		return nil, err
+	}
+	if o.CreateImage != nil {
+		if o.NodeImage, err = o.CreateImage(ctx); err != nil {
+			return nil, err
+		}
 	}
 	done := log.Step(fmt.Sprintf("creating kind cluster %q from %s with %s", o.Name, o.ConfigPath, o.NodeImage))
 	stop := log.Ticker("creating the cluster", 20*time.Second)
 	early := make(chan error, 1)
 	earlyCtx, cancelEarly := context.WithCancel(ctx)
-	defer cancelEarly()
 	if o.WhileCreating != nil {
 		go func() { early <- whenAPIAnswers(earlyCtx, p, o) }()
 	} else {
@@ -219,7 +260,8 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 		kindcluster.CreateWithV1Alpha4Config(cfg),
 		kindcluster.CreateWithNodeImage(o.NodeImage),
 		kindcluster.CreateWithKubeconfigPath(o.KubeconfigPath),
-		kindcluster.CreateWithWaitForReady(o.ReadyTimeout),
+		// No kind wait: it polls the control plane alone through docker exec
+		// and kubectl; Up waits for every node, the control plane included.
 		kindcluster.CreateWithDisplayUsage(false),
 		kindcluster.CreateWithDisplaySalutation(false),
 	)
@@ -228,12 +270,13 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	if err != nil {
 		cancelEarly()
 		<-early
-		return fmt.Errorf("creating kind cluster %q (kind deletes a half-created cluster itself; run with TERMLAB_VERBOSE=1 for kind's log): %w", o.Name, err)
+		return nil, fmt.Errorf("creating kind cluster %q (kind deletes a half-created cluster itself; run with TERMLAB_VERBOSE=1 for kind's log): %w", o.Name, err)
 	}
-	if err := <-early; err != nil {
-		return err
-	}
-	return recordConfigHash(ctx, p, o)
+	return func() error {
+		defer cancelEarly()
+		hashErr := recordConfigHash(ctx, p, o)
+		return errors.Join(<-early, hashErr)
+	}, nil
 }
 
 // whenAPIAnswers waits for the new cluster's API server (kind hands out its
@@ -257,21 +300,13 @@ func whenAPIAnswers(ctx context.Context, p *kindcluster.Provider, o Options) err
 		if _, err := client.Discovery().ServerVersion(); err != nil {
 			return false, nil
 		}
-		ns, err := p.ListNodes(o.Name)
+		cp, workers, err := listNodes(ctx, p, o.Name)
 		if err != nil {
 			return false, nil
 		}
-		cps, err := nodeutils.ControlPlaneNodes(ns)
-		if err != nil || len(cps) == 0 {
-			return false, nil
-		}
-		env = &Env{Name: o.Name, RESTConfig: cfg, Client: client, ControlPlane: cps[0]}
 		// The worker containers run (kind made every node container before
 		// starting the control plane); they join the cluster later.
-		workers, _ := nodeutils.SelectNodesByRole(ns, "worker")
-		for _, w := range workers {
-			env.Workers = append(env.Workers, w)
-		}
+		env = &Env{Name: o.Name, RESTConfig: cfg, Client: client, ControlPlane: cp, Workers: asNodes(workers)}
 		return true, nil
 	})
 	if err != nil {
@@ -290,26 +325,22 @@ func recordConfigHash(ctx context.Context, p *kindcluster.Provider, o Options) e
 	if err != nil {
 		return err
 	}
-	ns, err := p.ListNodes(o.Name)
+	cp, _, err := listNodes(ctx, p, o.Name)
 	if err != nil {
-		return fmt.Errorf("listing nodes of cluster %q: %w", o.Name, err)
+		return fmt.Errorf("cluster %q: no control-plane node to record its config hash on: %w", o.Name, err)
 	}
-	cps, err := nodeutils.ControlPlaneNodes(ns)
-	if err != nil || len(cps) == 0 {
-		return fmt.Errorf("cluster %q has no control-plane node to record its config hash on: %v", o.Name, err)
-	}
-	cmd := cps[0].CommandContext(ctx, "tee", ConfigHashFile)
+	cmd := cp.CommandContext(ctx, "tee", ConfigHashFile)
 	cmd.SetStdin(strings.NewReader(sum + "\n"))
 	cmd.SetStdout(io.Discard)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("recording the config hash on %s: %w", cps[0], err)
+		return fmt.Errorf("recording the config hash on %s: %w", cp, err)
 	}
 	return nil
 }
 
 // configChanged says why the cluster does not match the config at path ("" when it does):
 // reuse must not keep a cluster made from an earlier config (say, without the audit log).
-func configChanged(ctx context.Context, ns []nodes.Node, path string) string {
+func configChanged(ctx context.Context, cs []nodeContainer, path string) string {
 	if path == "" {
 		return ""
 	}
@@ -317,15 +348,15 @@ func configChanged(ctx context.Context, ns []nodes.Node, path string) string {
 	if err != nil {
 		return err.Error()
 	}
-	cps, err := nodeutils.ControlPlaneNodes(ns)
-	if err != nil || len(cps) == 0 {
+	cp, _, err := splitRoles(cs)
+	if err != nil {
 		return fmt.Sprintf("no control-plane node to read its config hash from: %v", err)
 	}
-	out, err := kindexec.Output(cps[0].CommandContext(ctx, "cat", ConfigHashFile))
+	out, err := kindexec.Output(cp.CommandContext(ctx, "cat", ConfigHashFile))
 	have := strings.TrimSpace(string(out))
 	switch {
 	case err != nil || have == "":
-		return fmt.Sprintf("created from an earlier kind config (no %s on %s): %s or a file it mounts changed since", ConfigHashFile, cps[0], path)
+		return fmt.Sprintf("created from an earlier kind config (no %s on %s): %s or a file it mounts changed since", ConfigHashFile, cp, path)
 	case have != want:
 		return fmt.Sprintf("created from another kind config (hash %.12s, %s now hashes to %.12s): it or a file it mounts changed since", have, path, want)
 	}
@@ -396,25 +427,20 @@ func connect(ctx context.Context, p *kindcluster.Provider, o Options) (*Env, err
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes of cluster %q: %w", o.Name, err)
 	}
-	env := &Env{Name: o.Name, KubeconfigPath: o.KubeconfigPath, RESTConfig: restCfg, Client: client}
-	cps, err := nodeutils.ControlPlaneNodes(ns)
-	if err != nil || len(cps) == 0 {
-		return nil, fmt.Errorf("cluster %q has no control-plane node: %v", o.Name, err)
-	}
-	env.ControlPlane = cps[0]
-	workers, err := nodeutils.SelectNodesByRole(ns, "worker")
+	cs, err := inspectNodes(ctx, ns)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(workers, func(i, j int) bool { return workers[i].String() < workers[j].String() })
-	for _, w := range workers {
-		env.Workers = append(env.Workers, w)
-	}
-	_, image, err := containerState(ctx, env.ControlPlane.String())
+	cp, workers, err := splitRoles(cs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cluster %q: %w", o.Name, err)
 	}
-	env.Versions.NodeImage = image
+	env := &Env{Name: o.Name, KubeconfigPath: o.KubeconfigPath, RESTConfig: restCfg, Client: client, ControlPlane: cp, Workers: asNodes(workers)}
+	for _, c := range cs {
+		if c.node == cp {
+			env.Versions.NodeImage = c.image
+		}
+	}
 	env.Versions.Kind = kindversion.Version()
 	if v, err := client.Discovery().ServerVersion(); err == nil {
 		env.Versions.Kubernetes = v.GitVersion
@@ -446,7 +472,9 @@ func Down(ctx context.Context, log *progress.Logger, o Options) error {
 // It polls to reach a state (recording history is the evidence recorder's job).
 func WaitNodesReady(ctx context.Context, client kubernetes.Interface, timeout time.Duration, keep func(*corev1.Node) bool) error {
 	var last string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
+	// A quarter second: a new cluster's workers turn Ready just after kind
+	// returns, and every poll interval of waiting shows in cluster:up.
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			last = err.Error()
@@ -533,18 +561,6 @@ func loadInto(ctx context.Context, n nodes.Node, ref string) error {
 		return fmt.Errorf("loading %s into node %s: %w", ref, n, loadErr)
 	}
 	return nil
-}
-
-func containerState(ctx context.Context, name string) (state, image string, err error) {
-	out, err := kindexec.Output(kindexec.CommandContext(ctx, "docker", "inspect", "-f", "{{.State.Status}} {{.Config.Image}}", name))
-	if err != nil {
-		return "", "", fmt.Errorf("inspecting node container %s: %w", name, err)
-	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 {
-		return "", "", fmt.Errorf("unexpected docker inspect output for %s: %q", name, out)
-	}
-	return f[0], f[1], nil
 }
 
 func clientFor(kubeconfig string) (kubernetes.Interface, error) {

@@ -18,6 +18,11 @@ import (
 // InputsLabel is the label that stores the cache key of the inputs an image was built from.
 const InputsLabel = "termlab.dev/inputs"
 
+// BaseLabel, on a node image with images preloaded (nodeimage.Preload),
+// names the node image it was made from: a cluster running it counts as
+// running that base.
+const BaseLabel = "termlab.dev/base-image"
+
 // Labels returns an image's labels, and whether the image exists.
 func Labels(ctx context.Context, ref string) (map[string]string, bool) {
 	out, err := exec.Output(exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{json .Config.Labels}}", ref))

@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -26,12 +29,48 @@ import (
 // Figures is one measurement run.
 type Figures struct {
 	ImagesCachedSeconds float64 `json:"images_cached_seconds"`
+	// Rounds are bare kind create and cluster:up from no cluster, one after
+	// the other: kind's own create varies by seconds between runs on a
+	// loaded 2-core machine, so one pair decides nothing.
+	Rounds []Round `json:"rounds"`
+	// BareKindSeconds and UpSeconds are the round with the median ratio.
 	BareKindSeconds     float64 `json:"bare_kind_create_seconds"`
+	BareAllReadySeconds float64 `json:"bare_kind_all_ready_seconds"`
 	UpSeconds           float64 `json:"cluster_up_seconds"`
-	// UpSteps is where cluster:up's time from no cluster went.
+	// UpSteps is where that round's cluster:up time went.
 	UpSteps      []Step  `json:"cluster_up_steps,omitempty"`
 	ReuseSeconds float64 `json:"cluster_up_reuse_seconds"`
 	Builds       []Build `json:"builds"`
+}
+
+// Round is one bare kind create and the cluster:up right after it.
+type Round struct {
+	BareKindSeconds float64 `json:"bare_kind_create_seconds"`
+	// BareAllReadySeconds goes on until every node is Ready, as cluster:up
+	// does: kind returns once the control plane is, before the workers.
+	BareAllReadySeconds float64 `json:"bare_kind_all_ready_seconds"`
+	UpSeconds           float64 `json:"cluster_up_seconds"`
+	UpSteps             []Step  `json:"cluster_up_steps,omitempty"`
+}
+
+// Ratio is cluster:up over bare kind create (0 without a bare time).
+func (r Round) Ratio() float64 {
+	if r.BareKindSeconds <= 0 {
+		return 0
+	}
+	return r.UpSeconds / r.BareKindSeconds
+}
+
+// median picks the round with the median ratio (of an even count the upper
+// middle one: the figure errs against termlab) and sets the summary from it.
+func (f *Figures) median() {
+	if len(f.Rounds) == 0 {
+		return
+	}
+	sorted := append([]Round(nil), f.Rounds...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Ratio() < sorted[j].Ratio() })
+	m := sorted[len(sorted)/2]
+	f.BareKindSeconds, f.BareAllReadySeconds, f.UpSeconds, f.UpSteps = m.BareKindSeconds, m.BareAllReadySeconds, m.UpSeconds, m.UpSteps
 }
 
 // Step is one timed part of cluster:up.
@@ -55,62 +94,81 @@ const (
 	upName   = "termlab-measure"
 )
 
-// Run measures, in order: resolving images from the cache; a bare kind
-// create of termlab's cluster config under another name (deleted again);
-// cluster:up's own path from no cluster — images, kind create, image loads,
-// kwok and its fake nodes — under a third name; and cluster:up reusing that
-// healthy cluster (best of three), which is then deleted. termlab's own
-// cluster is not touched: it stays as it was, whoever is using it.
-func Run(ctx context.Context, log *progress.Logger, w io.Writer) (Figures, error) {
+// Run measures, in order: resolving images from the cache; then rounds
+// times a bare kind create of termlab's cluster config under another name
+// (deleted again) followed by cluster:up's own path from no cluster — images,
+// kind create, kwok and its fake nodes — under a third name; and cluster:up
+// reusing the last of those healthy clusters (best of three), which is then
+// deleted. termlab's own cluster is not touched: it stays as it was,
+// whoever is using it.
+func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (Figures, error) {
 	var f Figures
+	if rounds < 1 {
+		return f, fmt.Errorf("measure: rounds=%d, want at least 1", rounds)
+	}
 	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return f, err
 	}
 	begin := time.Now()
-	set, dockerVersion, err := stack.Images(ctx, log, o.Root, o.Images)
+	set, _, err := stack.Images(ctx, log, o.Root, o.Images)
 	if err != nil {
 		return f, err
 	}
 	f.ImagesCachedSeconds = time.Since(begin).Seconds()
 
 	co := stack.ClusterOptions(o.Root)
-	bare, err := bareCreate(ctx, log, co, set.Node, set.ImageRepository)
-	if err != nil {
-		return f, err
-	}
-	f.BareKindSeconds = bare.Seconds()
-
 	up := co
 	up.Name = upName
 	up.KubeconfigPath = filepath.Join(os.TempDir(), "termlab-measure.kubeconfig")
-	_ = cluster.Down(ctx, log, up) // a leftover of an interrupted measure
-	steps := &stepTimes{}
-	begin = time.Now()
-	set, dockerVersion, err = stack.Images(ctx, log, o.Root, o.Images)
-	if err == nil {
+	// upCluster is cluster:up's path; steps gets its images time and the
+	// steps of UpCluster (the image builds' own steps stay out: all cached).
+	upCluster := func(steps *stepTimes) error {
+		begin := time.Now()
+		set, dockerVersion, err := stack.Images(ctx, log, o.Root, o.Images)
+		if err != nil {
+			return err
+		}
 		steps.add("images", time.Since(begin))
 		_, err = stack.UpCluster(ctx, steps.logger(log), stack.ClusterSpec{Options: up, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
+		return err
 	}
-	f.UpSeconds = time.Since(begin).Seconds()
-	f.UpSteps = steps.list
+	defer func() { _ = cluster.Down(context.WithoutCancel(ctx), log, up) }()
+	for i := range rounds {
+		log.Infof("measure: round %d of %d", i+1, rounds)
+		var r Round
+		bare, bareReady, err := bareCreate(ctx, log, co, set.Node, set.ImageRepository)
+		if err != nil {
+			return f, err
+		}
+		r.BareKindSeconds, r.BareAllReadySeconds = bare.Seconds(), bareReady.Seconds()
+		if err := cluster.Down(ctx, log, up); err != nil { // the round before's, or an interrupted measure's
+			return f, err
+		}
+		steps := &stepTimes{}
+		begin = time.Now()
+		err = upCluster(steps)
+		r.UpSeconds, r.UpSteps = time.Since(begin).Seconds(), steps.list
+		if err != nil {
+			return f, err
+		}
+		log.Infof("measure: round %d: bare kind %.1f s, cluster:up %.1f s (%.2f×)", i+1, r.BareKindSeconds, r.UpSeconds, r.Ratio())
+		f.Rounds = append(f.Rounds, r)
+	}
+	f.median()
 	// Reuse: cluster:up's whole path (images, health, loads, kwok) on the
 	// healthy cluster it just made, best of three. On termlab's own cluster
 	// the time would include waiting for whatever lab holds its run lock.
-	for i := 0; i < 3 && err == nil; i++ {
+	for i := range 3 {
 		begin = time.Now()
-		set, dockerVersion, err = stack.Images(ctx, log, o.Root, o.Images)
-		if err == nil {
-			_, err = stack.UpCluster(ctx, log, stack.ClusterSpec{Options: up, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
+		if err := upCluster(&stepTimes{}); err != nil {
+			return f, err
 		}
 		if took := time.Since(begin).Seconds(); i == 0 || took < f.ReuseSeconds {
 			f.ReuseSeconds = took
 		}
 	}
-	if derr := cluster.Down(context.WithoutCancel(ctx), log, up); derr != nil && err == nil {
-		err = derr
-	}
-	if err != nil {
+	if err := cluster.Down(context.WithoutCancel(ctx), log, up); err != nil {
 		return f, err
 	}
 	f.Builds, err = ReadBuilds(project.CacheDir())
@@ -138,16 +196,18 @@ func (s *stepTimes) logger(log *progress.Logger) *progress.Logger {
 	return log.WithStepHook(func(name string, d time.Duration) { s.add(name, d) })
 }
 
-// bareCreate times kind's own create of the same config under another name, then deletes it.
-func bareCreate(ctx context.Context, log *progress.Logger, co cluster.Options, image, repo string) (time.Duration, error) {
+// bareCreate times kind's own create of the same config under another name
+// (kind waits for the control plane Ready, as its CLI does by default), then
+// on until every node is Ready, and deletes it.
+func bareCreate(ctx context.Context, log *progress.Logger, co cluster.Options, image, repo string) (create, allReady time.Duration, err error) {
 	base, err := os.ReadFile(co.ConfigPath)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	name := bareName
 	cfg, err := cluster.RenderConfig(base, name, cluster.HostFacts{CgroupV1: cluster.DetectCgroupV1(), ImageRepository: repo})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// As cluster:up does: the audit policy's mount is relative to the config.
 	cluster.ResolveMounts(cfg, filepath.Dir(co.ConfigPath))
@@ -160,12 +220,24 @@ func bareCreate(ctx context.Context, log *progress.Logger, co cluster.Options, i
 	err = p.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithNodeImage(image),
 		kindcluster.CreateWithKubeconfigPath(kubeconfig), kindcluster.CreateWithWaitForReady(5*time.Minute),
 		kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
-	took := time.Since(begin)
+	create = time.Since(begin)
 	done(err)
+	if err == nil {
+		var restCfg *rest.Config
+		var client kubernetes.Interface
+		restCfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err == nil {
+			client, err = kubernetes.NewForConfig(restCfg)
+		}
+		if err == nil {
+			err = cluster.WaitNodesReady(ctx, client, 2*time.Minute, nil)
+		}
+		allReady = time.Since(begin)
+	}
 	if delErr := p.Delete(name, kubeconfig); delErr != nil && err == nil {
 		err = delErr
 	}
-	return took, err
+	return create, allReady, err
 }
 
 type record struct {
@@ -236,12 +308,19 @@ func summarise(r io.Reader, byName map[string]*Build) error {
 // Print writes the figures for a person.
 func Print(w io.Writer, f Figures) {
 	fmt.Fprintf(w, "images resolved from cache:      %6.1f s\n", f.ImagesCachedSeconds)
-	fmt.Fprintf(w, "bare kind create (same config):  %6.1f s\n", f.BareKindSeconds)
-	ratio := 0.0
-	if f.BareKindSeconds > 0 {
-		ratio = f.UpSeconds / f.BareKindSeconds
+	for i, r := range f.Rounds {
+		fmt.Fprintf(w, "round %d: bare kind create %5.1f s (every node Ready %5.1f s), cluster:up from no cluster %5.1f s: %.2f×\n", i+1, r.BareKindSeconds, r.BareAllReadySeconds, r.UpSeconds, r.Ratio())
 	}
-	fmt.Fprintf(w, "cluster:up, no cluster:          %6.1f s  (%.2f× bare kind, target ≤ 1.15×; includes images, image loads, kwok, fake nodes)\n", f.UpSeconds, ratio)
+	median := Round{BareKindSeconds: f.BareKindSeconds, UpSeconds: f.UpSeconds}
+	which := "the median round"
+	if len(f.Rounds) <= 1 {
+		which = "one round"
+	}
+	fmt.Fprintf(w, "bare kind create (same config):  %6.1f s  (%s; kind waits for the control plane only)\n", f.BareKindSeconds, which)
+	if f.BareAllReadySeconds > 0 {
+		fmt.Fprintf(w, "  … until every node is Ready:   %6.1f s  (cluster:up is %.2f× that)\n", f.BareAllReadySeconds, f.UpSeconds/f.BareAllReadySeconds)
+	}
+	fmt.Fprintf(w, "cluster:up, no cluster:          %6.1f s  (%.2f× bare kind, target ≤ 1.15×; includes images, kwok, fake nodes, every node Ready)\n", f.UpSeconds, median.Ratio())
 	for _, s := range f.UpSteps {
 		fmt.Fprintf(w, "    %-60s %6.1f s\n", s.Name, s.Seconds)
 	}

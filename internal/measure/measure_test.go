@@ -42,6 +42,32 @@ func TestReadBuildsKeepsLastColdAndWarm(t *testing.T) {
 	}
 }
 
+// The summary is the round with the median ratio, not a mean of seconds nor
+// the best round: one slow bare create must not make termlab look faster.
+func TestMedianRound(t *testing.T) {
+	f := Figures{Rounds: []Round{
+		{BareKindSeconds: 20, BareAllReadySeconds: 24, UpSeconds: 30}, // 1.50
+		{BareKindSeconds: 25, UpSeconds: 25},                          // 1.00
+		{BareKindSeconds: 20, UpSeconds: 22},                          // 1.10
+	}}
+	f.median()
+	if f.BareKindSeconds != 20 || f.UpSeconds != 22 {
+		t.Fatalf("median round: got bare %.1f up %.1f, want 20 and 22", f.BareKindSeconds, f.UpSeconds)
+	}
+	f.Rounds = f.Rounds[:2] // even: the upper middle, 1.50
+	f.median()
+	if f.UpSeconds != 30 {
+		t.Fatalf("even count: got up %.1f, want 30 (the upper middle)", f.UpSeconds)
+	}
+	var b bytes.Buffer
+	Print(&b, f)
+	for _, want := range []string{"round 1: bare kind create  20.0 s (every node Ready  24.0 s), cluster:up from no cluster  30.0 s: 1.50×", "(the median round;", "1.50× bare kind", "(cluster:up is 1.25× that)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+}
+
 func TestReadBuildsWithoutRecords(t *testing.T) {
 	got, err := ReadBuilds(t.TempDir())
 	if err != nil || len(got) != 0 {

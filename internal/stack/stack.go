@@ -17,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/runlock"
@@ -126,16 +127,33 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	}
 	defer release()
 	restoreKubelets(ctx, log, co.Name)
-	// A new cluster gets its images and kwok while kind joins its workers:
-	// the loads need only the node containers, kwok only the control plane,
-	// and that way they cost cluster:up nothing.
+	// A new cluster is made from the node image with the workload (and kwok)
+	// images preloaded, so nothing is loaded onto its nodes; it gets kwok
+	// while kind joins its workers (kwok needs only the control plane), and
+	// that way kwok costs cluster:up nothing.
+	preload := []string{set.Workload}
+	if !spec.NoKwok {
+		preload = append(preload, set.Kwok)
+	}
+	preloaded := false
+	co.CreateImage = func(ctx context.Context) (string, error) {
+		ref, err := nodeimage.Preload(ctx, log, project.CacheDir(), set.Node, preload)
+		if err != nil {
+			log.Warnf("creating from %s and loading the images afterwards: %v", set.Node, err)
+			return set.Node, nil
+		}
+		preloaded = true
+		return ref, nil
+	}
 	kwokDone := false
 	co.WhileCreating = func(ctx context.Context, early *cluster.Env) error {
 		var loadErr, kwokErr error
 		var wg sync.WaitGroup
-		wg.Go(func() { loadErr = cluster.LoadImage(ctx, early, set.Workload) })
+		if !preloaded {
+			wg.Go(func() { loadErr = cluster.LoadImage(ctx, early, set.Workload) })
+		}
 		if !spec.NoKwok {
-			kwokErr = installKwokEarly(ctx, log, early, set, spec.FakeNodes)
+			kwokErr = installKwokEarly(ctx, log, early, set, spec.FakeNodes, preloaded)
 			kwokDone = kwokErr == nil
 		}
 		wg.Wait()
@@ -145,21 +163,24 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	if err != nil {
 		return nil, err
 	}
-	// The workload image goes on every node (labs run it on the workers, a
-	// node pod on any node); kwok's controller runs on the control plane
-	// only (manifests/kwok/controller). All loads at once.
-	done := log.Step("loading workload and kwok images onto the nodes")
-	var kwokErr error
-	var wg sync.WaitGroup
-	if !spec.NoKwok && !kwokDone {
-		wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node)) }) // a kind node: Env came from kind here
-	}
-	err = cluster.LoadImage(ctx, env, set.Workload)
-	wg.Wait()
-	err = errors.Join(err, kwokErr)
-	done(err)
-	if err != nil {
-		return nil, err
+	// A reused cluster may lack the current workload (or kwok) image: it goes
+	// on every node (labs run it on the workers, a node pod on any node);
+	// kwok's controller runs on the control plane only
+	// (manifests/kwok/controller). All loads at once.
+	if !preloaded {
+		done := log.Step("loading workload and kwok images onto the nodes")
+		var kwokErr error
+		var wg sync.WaitGroup
+		if !spec.NoKwok && !kwokDone {
+			wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node)) }) // a kind node: Env came from kind here
+		}
+		err = cluster.LoadImage(ctx, env, set.Workload)
+		wg.Wait()
+		err = errors.Join(err, kwokErr)
+		done(err)
+		if err != nil {
+			return nil, err
+		}
 	}
 	env.WorkloadImage = set.Workload
 	env.Versions.Docker = spec.DockerVersion
@@ -179,11 +200,13 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 }
 
 // installKwokEarly installs kwok on a cluster kind is still creating: its
-// image onto the control plane, and once kubeadm made kube-proxy (whose
+// image onto the control plane unless the node image has it, and once kubeadm made kube-proxy (whose
 // DaemonSet installKwok keeps off the fake nodes), the rest.
-func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, fakeNodes int) error {
-	if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
-		return err
+func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, fakeNodes int, preloaded bool) error {
+	if !preloaded {
+		if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
+			return err
+		}
 	}
 	if err := waitKubeProxy(ctx, early); err != nil {
 		return err
@@ -205,7 +228,11 @@ func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
 	if v, err := dockerhost.ServerVersion(ctx); err == nil {
 		env.Versions.Docker = v
 	}
-	if labels, ok := dockerimage.Labels(ctx, env.Versions.NodeImage); ok && labels[dockerimage.InputsLabel] != "" {
+	labels, ok := dockerimage.Labels(ctx, env.Versions.NodeImage)
+	if base := labels[dockerimage.BaseLabel]; base != "" { // preloaded: where its base came from
+		labels, ok = dockerimage.Labels(ctx, base)
+	}
+	if ok && labels[dockerimage.InputsLabel] != "" {
 		env.Versions.NodeImageFrom = images.FromBuilt
 	} else {
 		env.Versions.NodeImageFrom = images.FromOfficial

@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodes"
+)
+
+// namedNode is a kind node that has only a name: parsing needs no more.
+type namedNode struct {
+	nodes.Node
+	name string
+}
+
+func (n *namedNode) String() string { return n.name }
+
+func node(name string) nodes.Node { return &namedNode{name: name} }
+
+func TestParseNodeContainersAndRoles(t *testing.T) {
+	cp, w1, w2 := node("lab-control-plane"), node("lab-worker"), node("lab-worker2")
+	ns := []nodes.Node{w2, cp, w1}
+	cs, err := parseNodeContainers(ns, []string{
+		"/lab-worker2|worker|running|termlab.local/node:v1",
+		"/lab-control-plane|control-plane|running|termlab.local/node:v1",
+		"/lab-worker|worker|exited|termlab.local/node:v1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs[2].node != w1 || cs[2].state != "exited" || cs[1].role != "control-plane" || cs[0].image != "termlab.local/node:v1" {
+		t.Errorf("parsed %+v", cs)
+	}
+	gotCP, workers, err := splitRoles(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotCP != cp || len(workers) != 2 || workers[0] != w1 || workers[1] != w2 {
+		t.Errorf("control plane %v, workers %v: want %v and sorted [%v %v]", gotCP, workers, cp, w1, w2)
+	}
+}
+
+func TestParseNodeContainersRefusesWhatDoesNotAddUp(t *testing.T) {
+	ns := []nodes.Node{node("a"), node("b")}
+	for _, tc := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"/a|worker|running|img"}, "1 of 2"},
+		{[]string{"/a|worker|running|img", "/c|worker|running|img"}, "not a node of the cluster"},
+		{[]string{"/a|worker|running", "/b|worker|running|img"}, "want name|role|state|image"},
+	} {
+		if _, err := parseNodeContainers(ns, tc.lines); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want an error with %q", tc.lines, err, tc.want)
+		}
+	}
+	cs, _ := parseNodeContainers(ns, []string{"/a|worker|running|img", "/b|worker|running|img"})
+	if _, _, err := splitRoles(cs); err == nil {
+		t.Error("no control plane: want an error")
+	}
+}
