@@ -279,42 +279,6 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	}, nil
 }
 
-// whenAPIAnswers waits for the new cluster's API server (kind hands out its
-// kubeconfig once kubeadm init wrote it) and runs o.WhileCreating.
-func whenAPIAnswers(ctx context.Context, p *kindcluster.Provider, o Options) error {
-	var env *Env
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		raw, err := p.KubeConfig(o.Name, false)
-		if err != nil {
-			return false, nil // no control plane yet
-		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(raw))
-		if err != nil {
-			return false, nil
-		}
-		cfg.QPS, cfg.Burst, cfg.UserAgent = 50, 100, UserAgent
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			return false, err
-		}
-		if _, err := client.Discovery().ServerVersion(); err != nil {
-			return false, nil
-		}
-		cp, workers, err := listNodes(ctx, p, o.Name)
-		if err != nil {
-			return false, nil
-		}
-		// The worker containers run (kind made every node container before
-		// starting the control plane); they join the cluster later.
-		env = &Env{Name: o.Name, RESTConfig: cfg, Client: client, ControlPlane: cp, Workers: asNodes(workers)}
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for the API server of the new cluster %q: %w", o.Name, err)
-	}
-	return o.WhileCreating(ctx, env)
-}
-
 // ConfigHashFile is where the control-plane node keeps the ConfigHash of the
 // config it was created from: the cluster stores its own state.
 const ConfigHashFile = "/kind/termlab-config.sha256"
