@@ -311,6 +311,12 @@ type WatchGap struct {
 	From   time.Time `json:"from"`
 	To     time.Time `json:"to"`
 	Why    string    `json:"why"`
+	// ResumedFrom is the resourceVersion the watch started again from when it
+	// came back without a re-list: the last one it had delivered. The API
+	// server sends every change after it, so the events of the gap arrived
+	// late but none is missing. Empty when the gap ended in a re-list or is
+	// still open.
+	ResumedFrom string `json:"resumed_from,omitempty"`
 }
 
 // LedgerRead is one read of a lab's ledger (internal/ledger): every write it

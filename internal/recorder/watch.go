@@ -154,7 +154,7 @@ func (r *Recorder) watchLoop(ctx context.Context, src watchSource, rv string) {
 			failed()
 			continue
 		}
-		r.gapEnds(src.name, "watching again from resourceVersion "+rv)
+		r.gapResumed(src.name, rv)
 		delay = 0
 		var why string
 		rv, why, relist = r.follow(ctx, src.name, w, rv)
@@ -302,6 +302,17 @@ func (r *Recorder) gapEnds(source, how string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closeGapLocked(source, now(), how)
+}
+
+// gapResumed closes the source's open gap, if there is one, now: its watch
+// started again from rv, the last resourceVersion it delivered.
+func (r *Recorder) gapResumed(source, rv string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if g := r.gaps[source]; g != nil {
+		g.gap.ResumedFrom = rv
+	}
+	r.closeGapLocked(source, now(), "watching again from resourceVersion "+rv)
 }
 
 // closeGapLocked ends the source's open gap at t; r.mu must be held.

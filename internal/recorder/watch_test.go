@@ -197,6 +197,9 @@ func TestWatchGapRecordedAndEventsResumeInOrder(t *testing.T) {
 	if g.From.Before(rec.PodEvents[2].ObservedAt) || g.To.After(rec.PodEvents[3].ObservedAt) {
 		t.Fatalf("gap %s–%s is not between the events at %s and %s", g.From, g.To, rec.PodEvents[2].ObservedAt, rec.PodEvents[3].ObservedAt)
 	}
+	if g.ResumedFrom != "12" {
+		t.Errorf("resumed from %q, want 12 (the last resourceVersion delivered)", g.ResumedFrom)
+	}
 	for _, part := range []string{"stream ended after resourceVersion 12", "1 failed attempt", "connection refused", "watching again from resourceVersion 12"} {
 		if !strings.Contains(g.Why, part) {
 			t.Errorf("why %q does not say %q", g.Why, part)
@@ -244,6 +247,9 @@ func TestWatchExpiredRelistsAndSaysChangesMayBeLost(t *testing.T) {
 	}
 	if len(rec.Gaps) != 1 {
 		t.Fatalf("gaps %+v, want one", rec.Gaps)
+	}
+	if rec.Gaps[0].ResumedFrom != "" {
+		t.Errorf("a gap that ended in a re-list says it resumed from %q", rec.Gaps[0].ResumedFrom)
 	}
 	for _, part := range []string{"too old resource version", "re-listed at resourceVersion 20", "may be lost", "DELETED event lost: held"} {
 		if !strings.Contains(rec.Gaps[0].Why, part) {
