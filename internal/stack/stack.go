@@ -200,8 +200,9 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 }
 
 // installKwokEarly installs kwok on a cluster kind is still creating: its
-// image onto the control plane unless the node image has it, and once kubeadm made kube-proxy (whose
-// DaemonSet installKwok keeps off the fake nodes), the rest.
+// image onto the control plane unless the node image has it, and once
+// kubeadm made kube-proxy (whose DaemonSet installKwok keeps off the fake
+// nodes), the rest.
 func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, fakeNodes int, preloaded bool) error {
 	if !preloaded {
 		if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
