@@ -101,8 +101,7 @@ const (
 // reusing the last of those healthy clusters (best of three), which is then
 // deleted. termlab's own cluster is not touched: it stays as it was,
 // whoever is using it.
-func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (Figures, error) {
-	var f Figures
+func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f Figures, err error) {
 	if rounds < 1 {
 		return f, fmt.Errorf("measure: rounds=%d, want at least 1", rounds)
 	}
@@ -133,7 +132,11 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (Fi
 		_, err = stack.UpCluster(ctx, steps.logger(log), stack.ClusterSpec{Options: up, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
 		return err
 	}
-	defer func() { _ = cluster.Down(context.WithoutCancel(ctx), log, up) }()
+	defer func() { // a failed or interrupted measure; otherwise it is deleted below
+		if err != nil {
+			_ = cluster.Down(context.WithoutCancel(ctx), log, up)
+		}
+	}()
 	for i := range rounds {
 		log.Infof("measure: round %d of %d", i+1, rounds)
 		var r Round
