@@ -128,7 +128,10 @@ func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string
 	}
 	if _, isScript := a.(*scriptActor); isScript {
 		var c context.CancelFunc
-		wctx, c = context.WithTimeout(wctx, scriptShows)
+		wctx, c = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
+			Bound: Bound{What: "the script's " + kind + " of " + target + " in the API server's audit log", Allow: scriptShows,
+				Why: fmt.Sprintf("a request the script's kubectl had answered is in the log at once; it is read every %s", auditEvery)},
+			After: "the script's return"})
 		defer c()
 	}
 	seen := map[string]bool{}
@@ -281,11 +284,21 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 	defer cancel()
 	if _, isScript := a.(*scriptActor); isScript {
 		var c context.CancelFunc
-		wctx, c = context.WithTimeout(wctx, scriptShows)
+		wctx, c = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
+			Bound: Bound{What: "the script's " + kind + " on " + node.String() + " seen by systemctl on the node", Allow: scriptShows,
+				Why: fmt.Sprintf("systemctl stop and start return once the unit changed; the node is asked every %s", nodeEvery)},
+			After: "the script's return"})
 		defer c()
 	}
 	for {
-		state, err := kubelet.State(wctx, node)
+		// Give up only after a look that began once the bound had run out.
+		ended := wctx.Err() != nil
+		sctx, scancel := wctx, context.CancelFunc(func() {})
+		if ended && ctx.Err() == nil {
+			sctx, scancel = context.WithTimeout(ctx, nodeLastLook)
+		}
+		state, err := kubelet.State(sctx, node)
+		scancel()
 		at := time.Now().UTC()
 		if err == nil && (state == "active") != stop {
 			req, _ := json.Marshal(map[string]any{"node": node.String(), "seen": "systemctl is-active kubelet: " + state, "from": "the node"})
@@ -298,14 +311,36 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 			return nil
 		}
 		lastBefore = at
-		select {
-		case <-wctx.Done():
-			return fmt.Errorf("%s on %s was not seen on the node (kubelet %s): %w", kind, node, state, wctx.Err())
-		case <-skipped:
+		// A skip and the bound's end are read in a fixed order, not left to
+		// select: a skip typed as the bound ran out is a skip.
+		if isClosed(skipped) {
 			r.Rec.Notef("the participant skipped %s on %s", kind, node)
 			return nil
+		}
+		if ended {
+			return fmt.Errorf("%s on %s was not seen on the node (kubelet %s): %w", kind, node, state, context.Cause(wctx))
+		}
+		select {
+		case <-wctx.Done():
+		case <-skipped:
 		case <-time.After(nodeEvery):
 		}
+	}
+}
+
+// nodeLastLook bounds the look at the node after the wait's bound ran out.
+const nodeLastLook = 5 * time.Second
+
+// isClosed reports whether ch is closed (nil: never).
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 

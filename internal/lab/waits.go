@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -65,4 +67,65 @@ func (r *Run) Look(ctx context.Context, node cluster.Node, pod, containerID, rem
 		r.Infof("crictl on %s: %s%s", node, o.Describe(), remark)
 	}
 	return o, r.Unobserved(ctx, err)
+}
+
+// A Bound is how long the cluster may take for something once the actions
+// it follows are done, and why it has that value.
+type Bound struct {
+	What  string        // "every finalizer pod DELETED and the namespace gone"
+	Allow time.Duration // the cluster's share
+	Why   string        // "60 s + 50 ms per pod: a floor of 20 pods/s"
+}
+
+// BoundError is a Bound that ran out: the run fails with it, naming the
+// bound and what its clock started from.
+type BoundError struct {
+	Bound
+	After string // "the last of 60 finalizer releases (scripts/scale.sh: 53.1 s for all)"
+}
+
+func (e *BoundError) Error() string {
+	return fmt.Sprintf("%s: not within %s of %s (the bound: %s)", e.What, e.Allow, e.After, e.Why)
+}
+
+// BoundAfter returns a context for waits on b whose clock starts only when
+// start is called, once the actions the waits follow are done. The waits may
+// begin before the actions (so they miss nothing), but who acts never eats
+// the cluster's share: termlab sends a request in milliseconds, a script
+// takes a kubectl call and the audit log's confirmation per action, a person
+// longer still, and each such action has its actor's own bound (by.go).
+// When b runs out the context ends with a *BoundError as its cause, which
+// Unobserved does not swallow: the run fails and says which bound it was.
+func BoundAfter(ctx context.Context, b Bound) (wctx context.Context, start func(after string), cancel func()) {
+	wctx, cancelCause := context.WithCancelCause(ctx)
+	var mu sync.Mutex
+	var timer *time.Timer
+	start = func(after string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if timer == nil && wctx.Err() == nil {
+			timer = time.AfterFunc(b.Allow, func() { cancelCause(&BoundError{Bound: b, After: after}) })
+		}
+	}
+	cancel = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+		cancelCause(context.Canceled)
+	}
+	return wctx, start, cancel
+}
+
+// ActedBy names who does the run's actions: termlab, scripts/<lab>.sh or
+// "you" (Options.By).
+func (r *Run) ActedBy() string {
+	switch r.opts.By {
+	case ByScript:
+		return "scripts/" + r.Lab + ".sh"
+	case ByYou:
+		return "you"
+	}
+	return "termlab"
 }

@@ -246,7 +246,16 @@ func (r *Recorder) StopAudit(ctx context.Context) error {
 func (r *Recorder) WaitAudit(ctx context.Context, what string, interval time.Duration, cond func(evidence.AuditEvent) bool) (evidence.AuditEvent, error) {
 	checked := 0
 	for {
-		if _, err := r.ReadAudit(ctx); err != nil && ctx.Err() == nil {
+		ended := ctx.Err() != nil
+		rctx := ctx
+		if ended && !errors.Is(context.Cause(ctx), context.Canceled) {
+			// A bound ran out (not an interrupt or a skip): one last read,
+			// briefly, of what the log already holds.
+			var cancel context.CancelFunc
+			rctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), auditLastRead)
+			defer cancel()
+		}
+		if _, err := r.ReadAudit(rctx); err != nil && !ended {
 			return evidence.AuditEvent{}, err
 		}
 		r.mu.Lock()
@@ -258,13 +267,20 @@ func (r *Recorder) WaitAudit(ctx context.Context, what string, interval time.Dur
 			}
 		}
 		checked = len(events)
+		if ended {
+			return evidence.AuditEvent{}, fmt.Errorf("waiting for the audit log to show %s: %w", what, context.Cause(ctx))
+		}
+		// Given up only after the read that follows ctx's end (above).
 		select {
 		case <-ctx.Done():
-			return evidence.AuditEvent{}, fmt.Errorf("waiting for the audit log to show %s: %w", what, context.Cause(ctx))
 		case <-time.After(interval):
 		}
 	}
 }
+
+// auditLastRead bounds the read WaitAudit makes after its bound ran out: two
+// docker execs (stat and tail) of a log already written.
+const auditLastRead = 2 * time.Second
 
 // Recorded records an action someone else did (a script, a person), as the
 // API server's audit log or the node showed it, in the current step.

@@ -427,6 +427,7 @@ func (r *Recorder) Act(kind, target string, request any, equivalent string, do f
 func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(evidence.PodEvent) bool) (evidence.PodEvent, error) {
 	checked := 0
 	for {
+		ended := ctx.Err() != nil // give up only after a look that began after ctx ended
 		r.mu.Lock()
 		var last *evidence.PodEvent
 		for i := range r.rec.PodEvents {
@@ -448,11 +449,10 @@ func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(evid
 			lastSeen = evidence.Describe(*last)
 		}
 		r.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		if ended {
 			return evidence.PodEvent{}, fmt.Errorf("waiting for pod %s to %s: %w (last seen: %s)", pod, what, context.Cause(ctx), lastSeen)
 		}
+		waitChanged(ctx, changed)
 	}
 }
 
@@ -460,6 +460,7 @@ func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(evid
 // satisfies cond, or ctx ends.
 func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(evidence.NodeEvent) bool) (evidence.NodeEvent, error) {
 	for {
+		ended := ctx.Err() != nil
 		r.mu.Lock()
 		lastSeen := "nothing recorded"
 		for _, e := range r.rec.NodeEvents {
@@ -474,11 +475,21 @@ func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(ev
 		}
 		changed := r.changed
 		r.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		if ended {
 			return evidence.NodeEvent{}, fmt.Errorf("waiting for node %s to %s: %w (last seen: %s)", node, what, context.Cause(ctx), lastSeen)
 		}
+		waitChanged(ctx, changed)
+	}
+}
+
+// waitChanged blocks until the record changes or ctx ends. The waits give up
+// only after a look at the record that began once ctx had ended: when an
+// event is recorded just as the bound runs out, both cases here are ready and
+// select picks one at random; a recorded event must not be lost to that.
+func waitChanged(ctx context.Context, changed <-chan struct{}) {
+	select {
+	case <-changed:
+	case <-ctx.Done():
 	}
 }
 
@@ -503,6 +514,7 @@ func now() time.Time { return time.Now().UTC().Round(0) }
 func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evidence.PodEvent) bool) error {
 	next := 0
 	for {
+		ended := ctx.Err() != nil
 		r.mu.Lock()
 		batch := r.rec.PodEvents[next:len(r.rec.PodEvents):len(r.rec.PodEvents)]
 		next = len(r.rec.PodEvents)
@@ -514,11 +526,10 @@ func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evide
 				return nil
 			}
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		if ended {
 			return fmt.Errorf("waiting for %s: %w (%d pod events recorded)", what, context.Cause(ctx), next)
 		}
+		waitChanged(ctx, changed)
 	}
 }
 

@@ -197,3 +197,43 @@ func TestPodEventLine(t *testing.T) {
 		t.Errorf("line without object differs:\n got %s\nwant %s", got, want)
 	}
 }
+
+// An event recorded just as a wait's bound ran out is kept: here the DELETED
+// is recorded and the context cancelled while the wait looks at the ADDED,
+// so when it next waits, both the record's change and ctx's end are ready.
+// The old waits took whichever select picked and lost the event about half
+// the time; 100 tries lose it with probability 1 − 2⁻¹⁰⁰.
+func TestWaitsKeepAnEventRecordedAsTheBoundRanOut(t *testing.T) {
+	for i := 0; i < 100; i++ {
+		r := newTestRecorder(t)
+		p := testPod()
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = nil, nil
+		r.handle("pods", watch.Event{Type: watch.Added, Object: p.DeepCopy()})
+		ctx, cancel := context.WithCancel(context.Background())
+		err := r.WaitEvents(ctx, "the pod DELETED", func(e evidence.PodEvent) bool {
+			if e.Type == "ADDED" {
+				p.ResourceVersion = "43"
+				r.handle("pods", watch.Event{Type: watch.Deleted, Object: p.DeepCopy()})
+				cancel()
+			}
+			return e.Type == "DELETED"
+		})
+		if err != nil {
+			t.Fatalf("try %d: WaitEvents: %v; the DELETED was recorded before the bound ran out", i, err)
+		}
+
+		// WaitPod and WaitNode: the event is recorded and ctx ended before
+		// they look at all; they must still find it.
+		ctx, cancel = context.WithCancel(context.Background())
+		cancel()
+		if _, err := r.WaitPod(ctx, "held", "be deleted", func(e evidence.PodEvent) bool { return e.Type == "DELETED" }); err != nil {
+			t.Fatalf("try %d: WaitPod: %v", i, err)
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "w2"}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}}}
+		r.handle("nodes", watch.Event{Type: watch.Modified, Object: node})
+		if _, err := r.WaitNode(ctx, "w2", "turn NotReady", func(e evidence.NodeEvent) bool { return e.Ready != "True" }); err != nil {
+			t.Fatalf("try %d: WaitNode: %v", i, err)
+		}
+		_ = r.Stop()
+	}
+}

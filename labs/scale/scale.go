@@ -472,11 +472,18 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	plainLeft := sz.Pods - len(finalized)
 	settled := map[string]bool{} // finalizer pods held at grace 0, or (wrongly) already DELETED
 	gone := map[string]bool{}
-	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
+	// The bound starts once the delete is done (by script: confirmed from
+	// the audit log), not before it.
+	wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{
+		What:  "every pod without a finalizer DELETED and every finalizer pod held",
+		Allow: waitFor(sz.Pods),
+		Why:   fmt.Sprintf("60 s + 50 ms per pod for %d pods: a floor of 20 pods/s", sz.Pods),
+	})
 	defer cancel()
 	if err := r.DeleteNamespace(ctx); err != nil {
 		return err
 	}
+	started("the namespace delete (by " + r.ActedBy() + ")")
 	// Events from before the delete match neither case: no pod was DELETED
 	// or had a deletionTimestamp then.
 	waitErr := r.Rec.WaitEvents(wctx, "every pod without a finalizer DELETED and every finalizer pod held", func(e evidence.PodEvent) bool {
@@ -493,7 +500,7 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	})
 	held := settled
 	if err := waitErr; err != nil {
-		return r.Unobserved(ctx, fmt.Errorf("%d pods without a finalizer left, %d of %d finalizer pods held: %w", plainLeft, len(held), len(finalized), err))
+		return fmt.Errorf("%d pods without a finalizer left, %d of %d finalizer pods held: %w", plainLeft, len(held), len(finalized), err)
 	}
 	r.Infof("every pod without a finalizer DELETED; %d finalizer pods held at deletionGracePeriodSeconds 0", len(held))
 	return nil
@@ -506,31 +513,40 @@ func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool
 			names = append(names, PodName(i))
 		}
 	}
-	// Watch the namespace from now: its DELETED is the end of the experiment.
-	nsGone := make(chan NamespaceGone, 1)
-	nsErr := make(chan error, 1)
-	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
+	// The waits begin now, so they miss nothing, but their bound starts once
+	// the last release is done: by script each release is a kubectl call
+	// confirmed from the audit log, seconds where termlab takes milliseconds.
+	wctx, started, cancel := lab.BoundAfter(ctx, releaseBound(sz))
 	defer cancel()
+
+	// Watch the namespace from now: its DELETED is the end of the experiment.
+	var gone <-chan outcome[NamespaceGone]
 	ns, err := r.Env.Client.CoreV1().Namespaces().Get(ctx, r.Namespace, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		nsGone <- NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC(), AlreadyGone: true}
+		gone = async(func() (NamespaceGone, error) {
+			return NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC(), AlreadyGone: true}, nil
+		})
 	case err != nil:
 		return fmt.Errorf("reading namespace %s: %w", r.Namespace, err)
 	default:
-		go func() { nsErr <- watchNamespaceGone(wctx, r, ns.ResourceVersion, nsGone) }()
+		gone = async(func() (NamespaceGone, error) { return watchNamespaceGone(wctx, r, ns.ResourceVersion) })
 	}
 
 	deleted := map[string]bool{}
-	waitErr := make(chan error, 1)
-	go func() {
-		waitErr <- r.Rec.WaitEvents(wctx, "every finalizer pod DELETED", func(e evidence.PodEvent) bool {
+	podsDeleted := async(func() (struct{}, error) {
+		err := r.Rec.WaitEvents(wctx, "every finalizer pod DELETED", func(e evidence.PodEvent) bool {
 			if e.Type == "DELETED" && finalized[e.Name] {
 				deleted[e.Name] = true
 			}
 			return len(deleted) == len(finalized)
 		})
-	}()
+		if err != nil {
+			err = fmt.Errorf("%d of %d finalizer pods DELETED: %w", len(deleted), len(finalized), err)
+		}
+		return struct{}{}, err
+	})
+	began := time.Now()
 	err = parallel(ctx, len(names), func(ctx context.Context, i int) error {
 		if err := r.RemoveFinalizers(ctx, names[i]); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return err
@@ -540,47 +556,84 @@ func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool
 	if err != nil {
 		return err
 	}
-	r.Infof("%d finalizers released", len(names))
-	if err := <-waitErr; err != nil {
-		if err := r.Unobserved(ctx, fmt.Errorf("%d of %d finalizer pods DELETED: %w", len(deleted), len(finalized), err)); err != nil {
-			return err
-		}
+	took := time.Since(began)
+	pace := fmt.Sprintf("%d finalizer releases by %s in %.1f s (%.2f s each, %d at once)", len(names), r.ActedBy(), took.Seconds(), took.Seconds()/float64(max(len(names), 1)), min(workers, len(names)))
+	started("the last of " + pace)
+	r.Rec.Notef("%s", pace)
+	r.Infof("%s", pace)
+	g, err := settle(podsDeleted, gone)
+	if err != nil {
+		return err
 	}
-	select {
-	case g := <-nsGone:
-		b, _ := json.Marshal(g)
-		r.Rec.Notef("%s%s", namespaceNote, b)
-		r.Infof("namespace %s gone", r.Namespace)
-		return nil
-	case err := <-nsErr:
-		return r.Unobserved(ctx, err)
+	b, _ := json.Marshal(g)
+	r.Rec.Notef("%s%s", namespaceNote, b)
+	r.Infof("namespace %s gone", r.Namespace)
+	return nil
+}
+
+// settle reads the release step's two waits, each one result, in a fixed
+// order: the finalizer pods' DELETED, then the namespace's. No select: when
+// both have ended, which one is read first decides nothing.
+func settle(podsDeleted <-chan outcome[struct{}], gone <-chan outcome[NamespaceGone]) (NamespaceGone, error) {
+	if p := <-podsDeleted; p.err != nil {
+		return NamespaceGone{}, p.err
+	}
+	g := <-gone
+	return g.val, g.err
+}
+
+// outcome is the one value a goroutine reports: its result or its error.
+type outcome[T any] struct {
+	val T
+	err error
+}
+
+// async runs fn in a goroutine and returns the channel its outcome comes on
+// (buffered: the goroutine never waits for a reader).
+func async[T any](fn func() (T, error)) <-chan outcome[T] {
+	ch := make(chan outcome[T], 1)
+	go func() {
+		v, err := fn()
+		ch <- outcome[T]{v, err}
+	}()
+	return ch
+}
+
+// releaseBound is the cluster's share of the release step: from the last
+// release until every finalizer pod is DELETED and the namespace is gone.
+// It covers the claim's own bound (GoneWithin, at most one Killing Event per
+// pod) with room, so a run the claim rejects is still recorded to its end.
+func releaseBound(sz Size) lab.Bound {
+	return lab.Bound{
+		What:  "every finalizer pod DELETED and the namespace gone",
+		Allow: waitFor(sz.Pods),
+		Why:   fmt.Sprintf("60 s + 50 ms per pod for %d pods: a floor of 20 pods/s, above %s, the claim's bound with one Event per pod", sz.Pods, GoneWithin(sz.Pods)),
 	}
 }
 
 // watchNamespaceGone watches the namespace from rv until its DELETED event.
-func watchNamespaceGone(ctx context.Context, r *lab.Run, rv string, gone chan<- NamespaceGone) error {
+func watchNamespaceGone(ctx context.Context, r *lab.Run, rv string) (NamespaceGone, error) {
 	sel := fields.OneTermEqualSelector("metadata.name", r.Namespace).String()
 	for {
 		w, err := r.Env.Client.CoreV1().Namespaces().Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: rv})
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
+				return NamespaceGone{}, fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
 			}
-			return fmt.Errorf("watching namespace %s: %w", r.Namespace, err)
+			return NamespaceGone{}, fmt.Errorf("watching namespace %s: %w", r.Namespace, err)
 		}
 		for ev := range w.ResultChan() {
 			if m, ok := ev.Object.(*corev1.Namespace); ok {
 				rv = m.ResourceVersion
 				if ev.Type == watch.Deleted {
 					w.Stop()
-					gone <- NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC().Round(0), ResourceVersion: rv}
-					return nil
+					return NamespaceGone{Namespace: r.Namespace, ObservedAt: time.Now().UTC().Round(0), ResourceVersion: rv}, nil
 				}
 			}
 		}
 		w.Stop()
 		if ctx.Err() != nil {
-			return fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
+			return NamespaceGone{}, fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
 		}
 		// The stream ended (a server timeout): watch again from the last version.
 	}
