@@ -28,12 +28,11 @@ const NeedsNodeAccess = "needs -nodeaccess"
 // DiagnoseSource is where `diagnose` reads from, and the cleanup to run when
 // it is done (always: it removes the node pods). Termlab's own cluster when
 // kubeconfig is "": node checks through kind's docker exec unless nodeAccess
-// is false. Any cluster otherwise, reached through the kubeconfig alone: node
-// checks only with nodeAccess, through a short-lived privileged pod on each
-// node asked about (internal/nodepod). It never checks the cluster's health:
-// a diagnosis is wanted most when a node is NotReady.
+// is false. Any cluster otherwise, reached through the kubeconfig alone
+// (DiagnoseSourceFromConfig): node checks only with nodeAccess. It never
+// checks the cluster's health: a diagnosis is wanted most when a node is
+// NotReady.
 func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string, nodeAccess *bool) (diagnose.Source, func(context.Context) error, error) {
-	noCleanup := func(context.Context) error { return nil }
 	own := kubeconfig == ""
 	if own {
 		root, err := project.Root()
@@ -46,49 +45,16 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 	if err != nil {
 		return diagnose.Source{}, noCleanup, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 	}
-	cfg.Timeout = 20 * time.Second
-	cfg.UserAgent = "termlab-diagnose"
-	// A namespace diagnosis lists every resource type (about 50 LISTs):
-	// client-go's default 5 requests/s would add seconds of throttling.
-	cfg.QPS, cfg.Burst = 50, 100
-	// Deprecation warnings (v1 Endpoints …) are about the LISTs, not the answer.
-	cfg.WarningHandler = rest.NoWarnings{}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return diagnose.Source{}, noCleanup, fmt.Errorf("building a client from %s: %w", kubeconfig, err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return diagnose.Source{}, noCleanup, fmt.Errorf("building a dynamic client from %s: %w", kubeconfig, err)
-	}
-	src := diagnose.Source{Client: client, Dynamic: dyn, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}
-	access := own
-	if nodeAccess != nil {
-		access = *nodeAccess
-	}
-	if !access {
-		if own {
-			src.Node = diagnose.NoNodeAccess("node access was turned off (-nodeaccess=false)")
-		}
-		return src, noCleanup, nil
-	}
 	if !own {
-		pods := nodepod.New(client, cfg, nodepod.Options{
-			RunID: "diagnose-" + lab.NewRunID(time.Now()),
-			Log:   func(format string, args ...any) { log.Infof(format, args...) },
-		})
-		src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
-			done := log.Step("starting a node pod on " + name)
-			n, why := pods.Node(ctx, name)
-			if n == nil {
-				done(fmt.Errorf("%s", why))
-				return nil, why
-			}
-			done(nil)
-			return n, ""
-		}
-		src.Nodes = func(ctx context.Context) []string { return realNodes(ctx, client) }
-		return src, pods.Close, nil
+		return DiagnoseSourceFromConfig(ctx, log, cfg, kubeconfig, nodeAccess != nil && *nodeAccess)
+	}
+	src, _, _, err := diagnoseClients(cfg, kubeconfig)
+	if err != nil {
+		return diagnose.Source{}, noCleanup, err
+	}
+	if nodeAccess != nil && !*nodeAccess {
+		src.Node = diagnose.NoNodeAccess("node access was turned off (-nodeaccess=false)")
+		return src, noCleanup, nil
 	}
 	ns, err := cluster.ExistingNodes(log, cluster.DefaultName)
 	if err != nil {
@@ -103,6 +69,60 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 	src.Node = KindNodeAccess(byName)
 	src.Nodes = func(context.Context) []string { return names }
 	return src, noCleanup, nil
+}
+
+// DiagnoseSourceFromConfig is where `diagnose` reads from on any cluster
+// reached through cfg (what `kubectl termlab` gets from kubectl's flags), and
+// the cleanup to run when it is done (always). desc names the kubeconfig and
+// context in messages. Node checks say "not checked" unless nodeAccess, which
+// starts a short-lived privileged pod on each node asked about
+// (internal/nodepod); the cleanup removes them. cfg is not changed.
+func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, cfg *rest.Config, desc string, nodeAccess bool) (diagnose.Source, func(context.Context) error, error) {
+	src, cfg, client, err := diagnoseClients(cfg, desc)
+	if err != nil || !nodeAccess {
+		return src, noCleanup, err
+	}
+	pods := nodepod.New(client, cfg, nodepod.Options{
+		RunID: "diagnose-" + lab.NewRunID(time.Now()),
+		Log:   func(format string, args ...any) { log.Infof(format, args...) },
+	})
+	src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
+		done := log.Step("starting a node pod on " + name)
+		n, why := pods.Node(ctx, name)
+		if n == nil {
+			done(fmt.Errorf("%s", why))
+			return nil, why
+		}
+		done(nil)
+		return n, ""
+	}
+	src.Nodes = func(ctx context.Context) []string { return realNodes(ctx, client) }
+	return src, pods.Close, nil
+}
+
+func noCleanup(context.Context) error { return nil }
+
+// diagnoseClients builds diagnose's clients from a copy of cfg, tuned for a
+// diagnosis, with node checks "not checked" (NeedsNodeAccess) until the
+// caller gives node access.
+func diagnoseClients(cfg *rest.Config, desc string) (diagnose.Source, *rest.Config, kubernetes.Interface, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 20 * time.Second
+	cfg.UserAgent = "termlab-diagnose"
+	// A namespace diagnosis lists every resource type (about 50 LISTs):
+	// client-go's default 5 requests/s would add seconds of throttling.
+	cfg.QPS, cfg.Burst = 50, 100
+	// Deprecation warnings (v1 Endpoints …) are about the LISTs, not the answer.
+	cfg.WarningHandler = rest.NoWarnings{}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a client from %s: %w", desc, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a dynamic client from %s: %w", desc, err)
+	}
+	return diagnose.Source{Client: client, Dynamic: dyn, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}, cfg, client, nil
 }
 
 // realNodes are the cluster's nodes that run a kubelet (not kwok's fake ones).
