@@ -11,12 +11,12 @@ import (
 
 	"github.com/magefile/mage/mg"
 
-	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/doctor"
 	"github.com/termlab/termlab/internal/measure"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/internal/targets"
 )
 
 // Default is what `go tool mage` alone runs: every lab on a cluster it brings up.
@@ -26,28 +26,13 @@ var Default = Lab.All
 type Cluster mg.Namespace
 
 // Up creates the cluster (1 control plane, 2 workers, kwok fake nodes) or reuses a healthy one.
-func (Cluster) Up(ctx context.Context) error {
-	o, err := stack.OptionsFromEnv()
-	if err != nil {
-		return err
-	}
-	_, err = stack.Up(ctx, progress.Default(), o)
-	return err
-}
+func (Cluster) Up(ctx context.Context) error { return targets.ClusterUp(ctx) }
 
 // Down deletes the cluster and its project-local kubeconfig.
-func (Cluster) Down(ctx context.Context) error {
-	root, err := project.Root()
-	if err != nil {
-		return err
-	}
-	return cluster.Down(ctx, progress.Default(), stack.ClusterOptions(root))
-}
+func (Cluster) Down(ctx context.Context) error { return targets.ClusterDown(ctx) }
 
 // Status shows the nodes, kwok and versions of the running cluster.
-func (Cluster) Status(ctx context.Context) error {
-	return stack.PrintStatus(ctx, progress.Default(), os.Stdout)
-}
+func (Cluster) Status(ctx context.Context) error { return targets.ClusterStatus(ctx, os.Stdout) }
 
 // Images targets build or fetch the images the cluster needs.
 type Images mg.Namespace

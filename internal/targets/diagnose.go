@@ -1,0 +1,90 @@
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/stack"
+)
+
+// Diagnosis is one diagnose run: what to diagnose, where its report folder
+// goes, and how long the node pods' removal may take after Ctrl-C.
+type Diagnosis struct {
+	// Namespace, and Pod ("" to diagnose the namespace itself).
+	Namespace, Pod string
+	// ResultsDir gets the report folder under diagnose/.
+	ResultsDir string
+	// AfterInterrupt bounds the wait for the node pods' removal once ctx is
+	// cancelled (Ctrl-C): the deletes are sent at once either way. mage ends
+	// a target 5 s after Ctrl-C; the binary can wait longer.
+	AfterInterrupt time.Duration
+}
+
+// Diagnose runs d on what src reads and always runs cleanup (it removes the
+// node pods), with a context of its own: ctx may be cancelled already.
+func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, d Diagnosis) (res diagnose.Result, err error) {
+	defer func() {
+		wait := 2 * time.Minute
+		if ctx.Err() != nil && d.AfterInterrupt > 0 {
+			wait = d.AfterInterrupt
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		defer cancel()
+		if cerr := cleanup(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("removing the node pods: %w", cerr))
+		}
+	}()
+	if d.Pod != "" {
+		return diagnose.Run(ctx, src, d.Namespace, d.Pod, d.ResultsDir)
+	}
+	done := log.Step("diagnosing namespace " + d.Namespace)
+	res, err = diagnose.RunNamespace(ctx, src, d.Namespace, d.ResultsDir)
+	done(err)
+	return res, err
+}
+
+// DiagnoseMage is the mage target diagnose: -pod=<ns>/<name> or
+// -namespace=<ns>, [-kubeconfig=<file>] [-nodeaccess]; the report folder goes
+// under the checkout's results/.
+func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *string, nodeAccess *bool) error {
+	var d Diagnosis
+	switch {
+	case pod != nil && namespace != nil:
+		return errors.New("diagnose takes -pod=<namespace>/<name> or -namespace=<namespace>, not both")
+	case pod != nil:
+		ns, name, err := diagnose.ParsePod(*pod)
+		if err != nil {
+			return err
+		}
+		d.Namespace, d.Pod = ns, name
+	case namespace != nil && *namespace != "":
+		d.Namespace = *namespace
+	default:
+		return errors.New("diagnose needs -pod=<namespace>/<name> or -namespace=<namespace>")
+	}
+	root, err := project.Root()
+	if err != nil {
+		return err
+	}
+	log := progress.Default()
+	src, cleanup, err := stack.DiagnoseSource(ctx, log, deref(kubeconfig), nodeAccess)
+	if err != nil {
+		return err
+	}
+	// After Ctrl-C mage ends the target within 5 s: the wait for the node
+	// pods' deletes is cut to fit.
+	d.ResultsDir, d.AfterInterrupt = project.ResultsDir(root), 3*time.Second
+	res, err := Diagnose(ctx, log, src, cleanup, d)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
+	return nil
+}

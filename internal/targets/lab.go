@@ -1,0 +1,101 @@
+package targets
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/resultsindex"
+	"github.com/termlab/termlab/internal/runlock"
+	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/labs"
+	"github.com/termlab/termlab/labs/scale"
+)
+
+// LabFlags are the lab targets' flags; nil is "not given" (the TERMLAB_*
+// settings, then the defaults, apply).
+type LabFlags struct {
+	// By (-by=termlab|script|you) says who does the lab's actions.
+	By *string
+	// Kubeconfig and Context (or TERMLAB_KUBECONFIG, TERMLAB_CONTEXT) run the
+	// lab on that cluster instead of termlab's own.
+	Kubeconfig, Context *string
+	// NodeAccess (or TERMLAB_NODE_ACCESS=1) lets the lab start node pods there.
+	NodeAccess *bool
+	// AllowNodeFaults (or TERMLAB_ALLOW_NODE_FAULTS) names the one worker on
+	// which a lab that stops a kubelet may do so, through a kubeconfig.
+	AllowNodeFaults *string
+}
+
+// Lab is lab:<name>: runs the named lab of labs/registry.go.
+func Lab(ctx context.Context, name string, f LabFlags) error {
+	def, ok := labs.ByName(name)
+	if !ok {
+		return fmt.Errorf("no lab %q in labs/registry.go", name)
+	}
+	return Labs(ctx, f, def)
+}
+
+// LabScale is lab:scale: Lab with the scale lab's size (nil: its defaults).
+func LabScale(ctx context.Context, nodes, pods, finalizers *int, stageset *string, f LabFlags) error {
+	if err := scale.Use(scale.Flags(nodes, pods, finalizers, stageset)); err != nil {
+		return err
+	}
+	return Lab(ctx, "scale", f)
+}
+
+// LabAll is lab:all: every lab of the registry (labs/registry.go), in order.
+func LabAll(ctx context.Context) error { return Labs(ctx, LabFlags{}, labs.All...) }
+
+// Labs runs the labs in order on the cluster the flags name (termlab's own,
+// brought up if needed, by default), then writes the index of runs.
+func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
+	by, err := lab.ParseBy(deref(f.By))
+	if err != nil {
+		return err
+	}
+	remote := stack.RemoteFromEnv(f.Kubeconfig, f.Context, f.NodeAccess, f.AllowNodeFaults)
+	o, err := stack.OptionsFromEnv()
+	if err != nil {
+		return err
+	}
+	log := progress.Default()
+	var env *cluster.Env
+	if remote.Kubeconfig != "" {
+		// Another cluster: nothing is built or started, and the node pods
+		// are removed on every exit path.
+		var cleanup func(context.Context) error
+		env, cleanup, err = stack.RemoteEnv(ctx, log, remote)
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if cerr := cleanup(cctx); cerr != nil {
+				log.Warnf("removing the node pods: %v", cerr)
+			}
+		}()
+	} else {
+		// One lock for the whole target: cluster:up's repair and health check and
+		// every lab run, so nobody else's run slips in between.
+		release, lerr := runlock.Acquire(ctx, log, cluster.DefaultName)
+		if lerr != nil {
+			return lerr
+		}
+		defer release()
+		env, err = stack.Up(ctx, log, o)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by}, defs...)
+	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
+		log.Infof("index of runs: %s", index)
+	} else {
+		log.Warnf("could not write the index of runs: %v", ierr)
+	}
+	return err
+}
