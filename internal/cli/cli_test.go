@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/termlab/termlab/internal/diagnose"
+)
+
+// kubeconfig writes a kubeconfig whose current context has namespace ns
+// (none when ""), points KUBECONFIG at it and returns its path. The server
+// is never asked: these tests stop before anything is read.
+func kubeconfig(t *testing.T, ns string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u
+  user: {token: not-a-secret}
+contexts:
+- name: ctx
+  context: {cluster: c, user: u, namespace: "` + ns + `"}
+current-context: ctx
+`
+	if err := os.WriteFile(p, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", p)
+	return p
+}
+
+// invoke runs the binary as name with args, diagnose replaced by a recorder
+// that returns code; it returns the exit code, the request diagnose got
+// (nil if it never ran) and stderr.
+func invoke(t *testing.T, name string, code int, args ...string) (int, *diagnoseRequest, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	a := &app{stdout: &stdout, stderr: &stderr, display: name}
+	var got *diagnoseRequest
+	a.diagnose = func(_ context.Context, _ *app, req diagnoseRequest) int {
+		got = &req
+		return code
+	}
+	return a.run(context.Background(), args), got, stderr.String()
+}
+
+func TestDiagnoseArguments(t *testing.T) {
+	kubeconfig(t, "from-context")
+	tests := []struct {
+		name string
+		args []string
+		want target
+	}{
+		{"pod/x with -n", []string{"diagnose", "pod/x", "-n", "shop"}, target{Namespace: "shop", Pod: "x"}},
+		{"pods/x, the plural", []string{"diagnose", "pods/x", "--namespace=shop"}, target{Namespace: "shop", Pod: "x"}},
+		{"x with -n is a pod", []string{"diagnose", "x", "-n", "shop"}, target{Namespace: "shop", Pod: "x"}},
+		{"pod x", []string{"diagnose", "pod", "x", "-n", "shop"}, target{Namespace: "shop", Pod: "x"}},
+		{"no -n: the context's namespace, as kubectl", []string{"diagnose", "pod/x"}, target{Namespace: "from-context", Pod: "x"}},
+		{"ns/x", []string{"diagnose", "ns/x"}, target{Namespace: "x"}},
+		{"namespace/x", []string{"diagnose", "namespace/x"}, target{Namespace: "x"}},
+		{"namespace x", []string{"diagnose", "namespace", "x"}, target{Namespace: "x"}},
+		{"ns/x ignores -n, as kubectl does for a namespace", []string{"diagnose", "ns/x", "-n", "other"}, target{Namespace: "x"}},
+		{"flags before the object", []string{"diagnose", "-o", "json", "-n", "shop", "x"}, target{Namespace: "shop", Pod: "x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, req, stderr := invoke(t, "termlab", 0, tc.args...)
+			if code != 0 || req == nil {
+				t.Fatalf("exit %d, diagnose ran: %v; stderr:\n%s", code, req != nil, stderr)
+			}
+			if req.target != tc.want {
+				t.Errorf("target %+v, want %+v", req.target, tc.want)
+			}
+		})
+	}
+}
+
+func TestDiagnoseFlags(t *testing.T) {
+	kc := kubeconfig(t, "")
+	code, req, stderr := invoke(t, "kubectl termlab", 0, "diagnose", "pod/x", "-o", "json", "--node-access", "--evidence-dir", "/tmp/ev", "--kubeconfig", kc, "--context", "ctx")
+	if code != 0 || req == nil {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if req.Output != outputJSON || !req.NodeAccess || req.EvidenceDir != "/tmp/ev" || *req.Flags.KubeConfig != kc || *req.Flags.Context != "ctx" {
+		t.Errorf("request %+v", req)
+	}
+	// A context without a namespace: "default", as kubectl.
+	if req.target != (target{Namespace: "default", Pod: "x"}) {
+		t.Errorf("target %+v, want default/x", req.target)
+	}
+	// The exit code is diagnose's.
+	if code, _, _ := invoke(t, "termlab", diagnose.ExitHeld, "diagnose", "x"); code != diagnose.ExitHeld {
+		t.Errorf("exit %d, want diagnose's %d", code, diagnose.ExitHeld)
+	}
+}
+
+// A bad flag or argument is exit 3 before anything is read, and says what is accepted.
+func TestDiagnoseUsageErrors(t *testing.T) {
+	kubeconfig(t, "ns")
+	tests := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"unknown flag", []string{"diagnose", "pod/x", "--frobnicate"}, "unknown flag: --frobnicate"},
+		{"-o yaml", []string{"diagnose", "pod/x", "-o", "yaml"}, "want text or json"},
+		{"nothing to diagnose", []string{"diagnose"}, "want pod/<name>, ns/<name>"},
+		{"another resource", []string{"diagnose", "deployment/web"}, `not "deployment"`},
+		{"empty name", []string{"diagnose", "pod/"}, "want pod/<name>"},
+		{"a path", []string{"diagnose", "pod/a/b"}, "want pod/<name>"},
+		{"two objects", []string{"diagnose", "pod/a", "pod/b"}, "one object"},
+		{"three arguments", []string{"diagnose", "pod", "a", "b"}, "one object"},
+		{"unknown command", []string{"diagnoze", "pod/x"}, "Commands: cluster:down"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, req, stderr := invoke(t, "kubectl termlab", 0, tc.args...)
+			if code != diagnose.ExitUsage {
+				t.Errorf("exit %d, want %d", code, diagnose.ExitUsage)
+			}
+			if req != nil {
+				t.Errorf("diagnose ran with %+v", req)
+			}
+			if !strings.Contains(stderr, tc.says) {
+				t.Errorf("stderr does not say %q:\n%s", tc.says, stderr)
+			}
+			if tc.args[0] == "diagnose" && !strings.Contains(stderr, "Usage: kubectl termlab diagnose (pod/<name> | ns/<name>") {
+				t.Errorf("stderr does not show what is accepted:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// As kubectl's plugin the binary is called kubectl-termlab, and its help says `kubectl termlab`.
+func TestInvokedAsPlugin(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"/usr/local/bin/" + PluginName, "diagnose", "--help"}, &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "kubectl termlab diagnose (pod/<name>") || !strings.Contains(stdout.String(), "--kubeconfig") {
+		t.Errorf("exit %d; help:\n%s%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	if code := Run(context.Background(), []string{"termlab", "--help"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "termlab [command]") || strings.Contains(stdout.String(), "kubectl termlab [command]") {
+		t.Errorf("exit %d; help:\n%s", code, stdout.String())
+	}
+}
+
+// The mage targets' commands need a checkout, and say so outside one.
+func TestRepoCommandsOutsideACheckout(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("TERMLAB_ROOT", "")
+	for _, cmd := range []string{"lab:force", "lab:all", "cluster:up", "cluster:status", "cluster:down", "results:index", "results:compare"} {
+		code, _, stderr := invoke(t, "termlab", 0, cmd)
+		if code != diagnose.ExitUsage || !strings.Contains(stderr, cmd+" runs inside a termlab checkout") || !strings.Contains(stderr, "TERMLAB_ROOT") {
+			t.Errorf("%s outside a checkout: exit %d, stderr:\n%s", cmd, code, stderr)
+		}
+	}
+}
+
+// mage's single-dash flags work for the mage targets' commands, never for diagnose.
+func TestMageStyleFlags(t *testing.T) {
+	root := (&app{display: "termlab"}).rootCommand()
+	got := magestyle(root, []string{"lab:stuck", "-by=script", "-nodeaccess", "-allownodefaults=w2", "-kubeconfig", "k", "-x"})
+	want := []string{"lab:stuck", "--by=script", "--nodeaccess", "--allownodefaults=w2", "--kubeconfig", "k", "-x"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("magestyle = %q, want %q", got, want)
+	}
+	cmd, args, err := root.Find(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.ParseFlags(args[:len(args)-1]); err != nil {
+		t.Fatal(err)
+	}
+	f := labFlags(cmd)
+	if *f.By != "script" || !*f.NodeAccess || *f.AllowNodeFaults != "w2" || *f.Kubeconfig != "k" || f.Context != nil {
+		t.Errorf("lab flags %+v", f)
+	}
+	// kubectl's -nkube-system is -n kube-system; diagnose is left to pflag.
+	if got := magestyle(root, []string{"diagnose", "-nkube-system", "-kubeconfig", "x"}); got[1] != "-nkube-system" || got[2] != "-kubeconfig" {
+		t.Errorf("diagnose's arguments rewritten: %q", got)
+	}
+}
+
+func TestEvidenceRoot(t *testing.T) {
+	if got, _ := evidenceRoot("/ev"); got != "/ev" {
+		t.Errorf("--evidence-dir: %s", got)
+	}
+	t.Setenv("TERMLAB_ROOT", "/src/termlab")
+	if got, _ := evidenceRoot(""); got != "/src/termlab/results" {
+		t.Errorf("inside a checkout: %s, want its results/", got)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("TERMLAB_ROOT", "")
+	t.Setenv("XDG_STATE_HOME", "/state")
+	if got, _ := evidenceRoot(""); got != "/state/termlab" {
+		t.Errorf("outside, XDG_STATE_HOME: %s", got)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if got, _ := evidenceRoot(""); got != "/home/u/.local/state/termlab" {
+		t.Errorf("outside, no XDG_STATE_HOME: %s", got)
+	}
+}
+
+// Without any kubeconfig kubectl's flags fall back to localhost:8080, as
+// kubectl does; the run (not the parse) fails, naming the cluster: exit 2.
+func TestDiagnoseWithoutKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), []string{"termlab", "diagnose", "pod/x", "--evidence-dir", t.TempDir()}, &stdout, &stderr)
+	if code != diagnose.ExitUndecided || !strings.Contains(stderr.String(), "reading pod default/x") || !strings.Contains(stderr.String(), "the cluster asked: http://localhost:8080") || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+

@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/stack"
+	"github.com/termlab/termlab/internal/targets"
+)
+
+// Output formats of diagnose.
+const (
+	outputText = "text"
+	outputJSON = "json"
+)
+
+// afterInterrupt is how long the node pods' removal may take after Ctrl-C:
+// the binary, unlike mage, is not ended 5 s after it (a second Ctrl-C does).
+const afterInterrupt = 30 * time.Second
+
+// diagnoseRequest is a diagnose invocation, parsed; nothing is read yet.
+type diagnoseRequest struct {
+	target
+	Flags      *genericclioptions.ConfigFlags
+	Output     string
+	NodeAccess bool
+	// EvidenceDir is --evidence-dir as given ("" for the default).
+	EvidenceDir string
+}
+
+// target is what to diagnose: a pod (Pod set) or a namespace.
+type target struct {
+	Namespace, Pod string
+}
+
+func (a *app) diagnoseCommand() *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true)
+	var req diagnoseRequest
+	cmd := &cobra.Command{
+		Use:   "diagnose (pod/<name> | ns/<name> | pod <name> | namespace <name> | <name>) [-n <namespace>] [-o text|json] [--node-access] [--evidence-dir <dir>]",
+		Short: "Says, read-only, why a pod or namespace is still there",
+		Long: `diagnose reads a pod (or a namespace) and what holds it: deletion request and
+grace deadline, finalizers and whether a controller could remove them, the
+node, its lease and kubelet, the containers on the node, volumes, and a
+server-side dry run of removing the finalizers. It changes nothing. The answer,
+each finding and the advice go to stdout (-o json: the report's summary.json),
+progress to stderr; the report folder (report.md, summary.json, the raw
+evidence) is written under <evidence-dir>/diagnose/: results/ of the termlab
+checkout it runs in, else $XDG_STATE_HOME/termlab (~/.local/state/termlab).
+
+It takes kubectl's flags (--kubeconfig, --context, -n …). A pod's namespace
+is -n, else the kubeconfig context's, as kubectl does. Node checks (kubelet,
+containers on the node) say "not checked" unless --node-access, which starts a
+short-lived privileged pod on each node asked about, removed before it returns
+(also after Ctrl-C).
+
+` + exitCodeText,
+		Example: `  kubectl termlab diagnose pod/web-0 -n shop
+  kubectl termlab diagnose ns/shop -o json
+  kubectl termlab diagnose web-0 --node-access
+  termlab diagnose pod web-0 -n shop --kubeconfig ~/.kube/other`,
+		// Everything is checked here, before anything is read: a refusal is
+		// a usage error (exit 3).
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			if req.Output != outputText && req.Output != outputJSON {
+				return fmt.Errorf("-o %q: want text or json", req.Output)
+			}
+			t, err := parseTarget(args, func() (string, error) {
+				ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+				if clientcmd.IsEmptyConfig(err) {
+					// No kubeconfig at all: kubectl's default, and the
+					// run says what is missing when it reads the cluster.
+					return "default", nil
+				}
+				return ns, err
+			})
+			if err != nil {
+				return err
+			}
+			req.target, req.Flags = t, flags
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if code := a.diagnose(cmd.Context(), a, req); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	flags.AddFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&req.Output, "output", "o", outputText, "text (the answer, findings and advice) or json (the report's summary.json, nothing else on stdout)")
+	cmd.Flags().BoolVar(&req.NodeAccess, "node-access", false, "start a short-lived privileged pod on each node asked about, to check the kubelet and the containers there (removed before it returns)")
+	cmd.Flags().StringVar(&req.EvidenceDir, "evidence-dir", "", "the report folder goes under <evidence-dir>/diagnose/ (default: results/ of the termlab checkout, else $XDG_STATE_HOME/termlab)")
+	return cmd
+}
+
+// Resource names diagnose takes, as kubectl spells them.
+var (
+	podNames       = map[string]bool{"pod": true, "pods": true, "po": true}
+	namespaceNames = map[string]bool{"namespace": true, "namespaces": true, "ns": true}
+)
+
+// accepted is what parseTarget takes, for its errors.
+const accepted = "want pod/<name>, ns/<name>, pod <name>, namespace <name> or <name> (a pod)"
+
+// parseTarget reads diagnose's arguments as kubectl reads `kubectl get`'s:
+// pod/<name>, ns/<name>, "pod <name>", "namespace <name>", or a bare <name>
+// meaning a pod. A pod's namespace comes from namespace() (-n, else the
+// kubeconfig context's); a namespace needs none.
+func parseTarget(args []string, namespace func() (string, error)) (target, error) {
+	var kind, name string
+	switch len(args) {
+	case 0:
+		return target{}, errors.New("diagnose needs what to diagnose: " + accepted)
+	case 1:
+		if k, n, ok := strings.Cut(args[0], "/"); ok {
+			kind, name = k, n
+		} else {
+			kind, name = "pod", args[0]
+		}
+	case 2:
+		if strings.Contains(args[0], "/") {
+			return target{}, fmt.Errorf("diagnose takes one object, got %q and %q: %s", args[0], args[1], accepted)
+		}
+		kind, name = args[0], args[1]
+	default:
+		return target{}, fmt.Errorf("diagnose takes one object, got %d arguments: %s", len(args), accepted)
+	}
+	kind = strings.ToLower(kind)
+	if name == "" || strings.Contains(name, "/") {
+		return target{}, fmt.Errorf("%q: %s", strings.Join(args, " "), accepted)
+	}
+	switch {
+	case namespaceNames[kind]:
+		return target{Namespace: name}, nil
+	case podNames[kind]:
+		ns, err := namespace()
+		if err != nil {
+			return target{}, fmt.Errorf("finding the namespace of pod %s (give -n <namespace>): %w", name, err)
+		}
+		if ns == "" {
+			ns = "default"
+		}
+		return target{Namespace: ns, Pod: name}, nil
+	}
+	return target{}, fmt.Errorf("diagnose reads pods and namespaces, not %q: %s", kind, accepted)
+}
+
+// runDiagnose reads the cluster kubectl's flags name, runs the diagnosis,
+// prints it and returns the exit code (diagnose.Outcome of its findings).
+func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
+	log := progress.Default()
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(a.stderr, "%s: %s\n", a.display, fmt.Sprintf(format, args...))
+		return diagnose.ExitUndecided
+	}
+	resultsDir, err := evidenceRoot(req.EvidenceDir)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cfg, err := req.Flags.ToRESTConfig()
+	if err != nil {
+		return fail("reading the kubeconfig (--kubeconfig, --context, or KUBECONFIG): %v", err)
+	}
+	desc := describe(req.Flags, cfg.Host)
+	src, cleanup, err := stack.DiagnoseSourceFromConfig(ctx, log, cfg, desc, req.NodeAccess)
+	if err != nil {
+		return fail("%v", err)
+	}
+	res, err := targets.Diagnose(ctx, log, src, cleanup, targets.Diagnosis{
+		Namespace: req.Namespace, Pod: req.Pod, ResultsDir: resultsDir, AfterInterrupt: afterInterrupt,
+	})
+	if err != nil {
+		// Which cluster was asked is half the answer to "could not read".
+		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
+	}
+	fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
+	if req.Output == outputJSON {
+		// Exactly what the run wrote: one schema for the file and the pipe.
+		b, err := os.ReadFile(filepath.Join(res.Dir, diagnose.SummaryFile))
+		if err != nil {
+			return fail("reading the summary the diagnosis wrote: %v", err)
+		}
+		if _, err := a.stdout.Write(b); err != nil {
+			return fail("writing the summary: %v", err)
+		}
+	} else {
+		printText(a.stdout, res.Summary.Report)
+	}
+	code, why := diagnose.Outcome(res.Summary.Findings)
+	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
+	return code
+}
+
+// printText is -o text: the answer, each finding (level, id, text), the advice.
+func printText(w io.Writer, r diagnose.Report) {
+	fmt.Fprintf(w, "%s\n", r.Answer)
+	if len(r.Findings) > 0 {
+		fmt.Fprintln(w, "\nFindings:")
+		for _, f := range r.Findings {
+			fmt.Fprintf(w, "  %-11s %s: %s\n", f.Level, f.ID, f.Text)
+		}
+	}
+	if len(r.Advice) > 0 {
+		fmt.Fprintln(w, "\nWhat to do, and its risk:")
+		for _, s := range r.Advice {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}
+
+// evidenceRoot is the folder whose diagnose/ gets the report folder:
+// --evidence-dir, else results/ of the termlab checkout it runs in, else
+// $XDG_STATE_HOME/termlab (default ~/.local/state/termlab).
+func evidenceRoot(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if root, err := project.Root(); err == nil {
+		return project.ResultsDir(root), nil
+	}
+	state := os.Getenv("XDG_STATE_HOME")
+	if state == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no folder for the report (no XDG_STATE_HOME and no home directory): give --evidence-dir: %w", err)
+		}
+		state = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(state, "termlab"), nil
+}
+
+// describe names the cluster for messages: the context and kubeconfig kubectl's flags chose.
+func describe(f *genericclioptions.ConfigFlags, host string) string {
+	loader := f.ToRawKubeConfigLoader()
+	context := ""
+	if f.Context != nil {
+		context = *f.Context
+	}
+	if raw, err := loader.RawConfig(); err == nil && context == "" {
+		context = raw.CurrentContext
+	}
+	files := strings.Join(loader.ConfigAccess().GetLoadingPrecedence(), string(os.PathListSeparator))
+	if f.KubeConfig != nil && *f.KubeConfig != "" {
+		files = *f.KubeConfig
+	}
+	return fmt.Sprintf("%s (context %q of %s)", host, context, files)
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/targets"
+	"github.com/termlab/termlab/labs"
+)
+
+// The mage targets the binary runs, under their mage names. Each command
+// needs a termlab checkout (manifests/, results/) and calls the same
+// function in internal/targets as its mage target; flags not given are nil
+// there, so the TERMLAB_* settings apply as under mage.
+
+// labCommands are lab:<name> for every lab of labs/registry.go, and lab:all.
+func labCommands() []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, def := range labs.All {
+		name := def.Name
+		cmd := repoCommand(def.Title(), "Runs "+def.Title()+": "+def.Summary, nil)
+		addLabFlags(cmd, def.Uses.StopsKubelet)
+		if name == "scale" {
+			cmd.Flags().Int("nodes", 0, "kwok fake nodes (default 100)")
+			cmd.Flags().Int("pods", 0, "pods in the namespace (default 5000)")
+			cmd.Flags().Int("finalizers", 0, "pods with a finalizer to release (default 20)")
+			cmd.Flags().String("stageset", "", "kwok stage set (default faithful)")
+			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+				return failed(targets.LabScale(cmd.Context(), intFlag(cmd, "nodes"), intFlag(cmd, "pods"), intFlag(cmd, "finalizers"), stringFlag(cmd, "stageset"), labFlags(cmd)))
+			}
+		} else {
+			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+				return failed(targets.Lab(cmd.Context(), name, labFlags(cmd)))
+			}
+		}
+		cmds = append(cmds, cmd)
+	}
+	all := repoCommand("lab:all", "Runs every lab of the registry (labs/registry.go) in order", func(ctx context.Context, _ *cobra.Command) error {
+		return targets.LabAll(ctx)
+	})
+	return append(cmds, all)
+}
+
+// addLabFlags are the lab targets' flags (mage's -by, -kubeconfig, -context,
+// -nodeaccess, -allownodefaults, spelt as kubectl would).
+func addLabFlags(cmd *cobra.Command, faults bool) {
+	cmd.Flags().String("by", "", "who does the lab's actions: termlab (default), script (scripts/<lab>.sh) or you")
+	cmd.Flags().String("kubeconfig", "", "run on the cluster of this kubeconfig instead of termlab's own (TERMLAB_KUBECONFIG)")
+	cmd.Flags().String("context", "", "the kubeconfig's context (TERMLAB_CONTEXT; default its current one)")
+	cmd.Flags().Bool("node-access", false, "with --kubeconfig: start node pods to ask the container runtime (TERMLAB_NODE_ACCESS=1)")
+	if faults {
+		cmd.Flags().String("allow-node-faults", "", "with --kubeconfig: the one worker whose kubelet the lab may stop (TERMLAB_ALLOW_NODE_FAULTS)")
+	}
+}
+
+func labFlags(cmd *cobra.Command) targets.LabFlags {
+	return targets.LabFlags{
+		By: stringFlag(cmd, "by"), Kubeconfig: stringFlag(cmd, "kubeconfig"), Context: stringFlag(cmd, "context"),
+		NodeAccess: boolFlag(cmd, "node-access"), AllowNodeFaults: stringFlag(cmd, "allow-node-faults"),
+	}
+}
+
+func clusterCommands() []*cobra.Command {
+	return []*cobra.Command{
+		repoCommand("cluster:up", "Creates the cluster (1 control plane, 2 workers, kwok fake nodes) or reuses a healthy one", func(ctx context.Context, _ *cobra.Command) error {
+			return targets.ClusterUp(ctx)
+		}),
+		repoCommand("cluster:status", "Shows the nodes, kwok and versions of the running cluster", func(ctx context.Context, cmd *cobra.Command) error {
+			return targets.ClusterStatus(ctx, cmd.OutOrStdout())
+		}),
+		repoCommand("cluster:down", "Deletes the cluster and its project-local kubeconfig", func(ctx context.Context, _ *cobra.Command) error {
+			return targets.ClusterDown(ctx)
+		}),
+	}
+}
+
+func resultsCommands() []*cobra.Command {
+	compare := repoCommand("results:compare", "Says whether runs match, normalised: by default each lab's latest run against results/reference/<lab>", func(ctx context.Context, cmd *cobra.Command) error {
+		return targets.ResultsCompare(ctx, cmd.OutOrStdout(), stringFlag(cmd, "run"), stringFlag(cmd, "against"))
+	})
+	compare.Flags().String("run", "", "the run to compare (default each lab's latest)")
+	compare.Flags().String("against", "", "the run to compare it with (default its lab's reference run)")
+	index := repoCommand("results:index", "Regenerates results/index.md and index.html", func(_ context.Context, cmd *cobra.Command) error {
+		return targets.ResultsIndex(cmd.OutOrStdout())
+	})
+	reference := repoCommand("results:reference", "Makes a passing run its lab's reference run, results/reference/<lab>", func(_ context.Context, cmd *cobra.Command) error {
+		return targets.ResultsReference(cmd.OutOrStdout(), stringFlag(cmd, "run"))
+	})
+	reference.Flags().String("run", "", "the run (default each lab's latest)")
+	render := repoCommand("results:render", "Writes a run's reports again with the current code from its record", func(_ context.Context, cmd *cobra.Command) error {
+		return targets.ResultsRender(cmd.OutOrStdout(), stringFlag(cmd, "run"))
+	})
+	render.Flags().String("run", "", "the run (default every reference run)")
+	return []*cobra.Command{compare, index, reference, render}
+}
+
+// repoCommand is a command that runs only inside a termlab checkout; run may
+// be nil when the caller sets RunE itself.
+func repoCommand(name, short string, run func(context.Context, *cobra.Command) error) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   name,
+		Short: short,
+		Long:  short + ".\n\nIt runs inside a termlab checkout (or with TERMLAB_ROOT naming one), as `go tool mage " + name + "` does. Mage's single-dash flags (-by=script, -nodeaccess) work too.",
+		Args:  cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := project.Root(); err != nil {
+				wd, _ := os.Getwd()
+				return &exitError{code: diagnose.ExitUsage, err: fmt.Errorf(
+					"%s runs inside a termlab checkout (it reads manifests/ and writes results/ there), and %s is not in one: cd into a clone of https://github.com/termlab/termlab, or set TERMLAB_ROOT to one. Only diagnose runs anywhere", name, wd)}
+			}
+			return nil
+		},
+	}
+	if run != nil {
+		cmd.RunE = func(cmd *cobra.Command, _ []string) error { return failed(run(cmd.Context(), cmd)) }
+	}
+	return cmd
+}
+
+// failed ends a command that ran and failed with exit 1.
+func failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: 1, err: err}
+}
+
+// The flag helpers give nil for a flag not given, as mage does.
+
+func stringFlag(cmd *cobra.Command, name string) *string {
+	if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		v := f.Value.String()
+		return &v
+	}
+	return nil
+}
+
+func boolFlag(cmd *cobra.Command, name string) *bool {
+	if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		v, _ := cmd.Flags().GetBool(name)
+		return &v
+	}
+	return nil
+}
+
+func intFlag(cmd *cobra.Command, name string) *int {
+	if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		v, _ := cmd.Flags().GetInt(name)
+		return &v
+	}
+	return nil
+}
