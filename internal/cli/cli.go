@@ -59,7 +59,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func (a *app) run(ctx context.Context, args []string) int {
 	root := a.rootCommand()
-	root.SetArgs(magestyle(root, args))
+	args, err := magestyle(root, args)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "%s: %v\n", a.display, err)
+		return diagnose.ExitUsage
+	}
+	root.SetArgs(args)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -155,12 +160,12 @@ var singleDash = regexp.MustCompile(`^-([a-z][a-z-]+)(=.*)?$`)
 // magestyle rewrites mage's single-dash flags (-by=script, -nodeaccess) to
 // pflag's double dash for the mage targets' commands, so a command copied
 // from a `go tool mage` line works. Only whole names of the command's own
-// flags are rewritten (kubectl's -nkube-system stays a shorthand), and never
-// for diagnose, which takes kubectl's flags.
-func magestyle(root *cobra.Command, args []string) []string {
+// flags are rewritten. diagnose takes kubectl's flags, where -nodeaccess
+// would silently be -n odeaccess: there such a flag is refused instead.
+func magestyle(root *cobra.Command, args []string) ([]string, error) {
 	cmd, _, err := root.Find(args)
-	if err != nil || cmd == root || cmd.Name() == "diagnose" {
-		return args
+	if err != nil || cmd == root {
+		return args, nil
 	}
 	out := make([]string, len(args))
 	for i, arg := range args {
@@ -169,9 +174,18 @@ func magestyle(root *cobra.Command, args []string) []string {
 			copy(out[i:], args[i:])
 			break
 		}
-		if m := singleDash.FindStringSubmatch(arg); m != nil && cmd.Flags().Lookup(m[1]) != nil {
-			out[i] = "-" + arg
+		m := singleDash.FindStringSubmatch(arg)
+		if m == nil {
+			continue
 		}
+		f := cmd.Flags().Lookup(m[1])
+		if f == nil {
+			continue
+		}
+		if cmd.Name() == "diagnose" {
+			return nil, fmt.Errorf("%s: write --%s%s (diagnose takes kubectl's flags: a single dash would read -%c as a short flag)", arg, f.Name, m[2], arg[1])
+		}
+		out[i] = "-" + arg
 	}
-	return out
+	return out, nil
 }

@@ -164,13 +164,14 @@ func TestRepoCommandsOutsideACheckout(t *testing.T) {
 	}
 }
 
-// mage's single-dash flags work for the mage targets' commands, never for diagnose.
+// mage's single-dash flags work for the mage targets' commands; diagnose
+// refuses them rather than read -nodeaccess as -n odeaccess.
 func TestMageStyleFlags(t *testing.T) {
 	root := (&app{display: "termlab"}).rootCommand()
-	got := magestyle(root, []string{"lab:stuck", "-by=script", "-nodeaccess", "-allownodefaults=w2", "-kubeconfig", "k", "-x"})
+	got, err := magestyle(root, []string{"lab:stuck", "-by=script", "-nodeaccess", "-allownodefaults=w2", "-kubeconfig", "k", "-x"})
 	want := []string{"lab:stuck", "--by=script", "--nodeaccess", "--allownodefaults=w2", "--kubeconfig", "k", "-x"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("magestyle = %q, want %q", got, want)
+	if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("magestyle = %q, %v; want %q", got, err, want)
 	}
 	cmd, args, err := root.Find(got)
 	if err != nil {
@@ -183,9 +184,14 @@ func TestMageStyleFlags(t *testing.T) {
 	if *f.By != "script" || !*f.NodeAccess || *f.AllowNodeFaults != "w2" || *f.Kubeconfig != "k" || f.Context != nil {
 		t.Errorf("lab flags %+v", f)
 	}
-	// kubectl's -nkube-system is -n kube-system; diagnose is left to pflag.
-	if got := magestyle(root, []string{"diagnose", "-nkube-system", "-kubeconfig", "x"}); got[1] != "-nkube-system" || got[2] != "-kubeconfig" {
-		t.Errorf("diagnose's arguments rewritten: %q", got)
+	// kubectl's -nkube-system is -n kube-system.
+	if got, err := magestyle(root, []string{"diagnose", "pod/x", "-nkube-system"}); err != nil || got[2] != "-nkube-system" {
+		t.Errorf("diagnose's -nkube-system: %q, %v", got, err)
+	}
+	kubeconfig(t, "ns")
+	code, req, stderr := invoke(t, "kubectl termlab", 0, "diagnose", "pod/x", "-nodeaccess")
+	if code != diagnose.ExitUsage || req != nil || !strings.Contains(stderr, "write --node-access") {
+		t.Errorf("diagnose -nodeaccess: exit %d, ran %v, stderr:\n%s", code, req != nil, stderr)
 	}
 }
 

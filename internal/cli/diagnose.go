@@ -176,7 +176,9 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		return fail("reading the kubeconfig (--kubeconfig, --context, or KUBECONFIG): %v", err)
 	}
 	desc := describe(req.Flags, cfg.Host)
-	src, cleanup, err := stack.DiagnoseSourceFromConfig(ctx, log, cfg, desc, req.NodeAccess)
+	src, cleanup, err := stack.DiagnoseSourceFromConfig(ctx, log, stack.ConfigSource{
+		Config: cfg, Desc: desc, NodeAccess: req.NodeAccess, NodeAccessFlag: "--node-access",
+	})
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -46,7 +46,7 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 		return diagnose.Source{}, noCleanup, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
 	}
 	if !own {
-		return DiagnoseSourceFromConfig(ctx, log, cfg, kubeconfig, nodeAccess != nil && *nodeAccess)
+		return DiagnoseSourceFromConfig(ctx, log, ConfigSource{Config: cfg, Desc: kubeconfig, NodeAccess: nodeAccess != nil && *nodeAccess})
 	}
 	src, _, _, err := diagnoseClients(cfg, kubeconfig)
 	if err != nil {
@@ -71,16 +71,33 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 	return src, noCleanup, nil
 }
 
+// ConfigSource is a cluster that diagnose reaches through a *rest.Config
+// (what `kubectl termlab` gets from kubectl's flags).
+type ConfigSource struct {
+	Config *rest.Config
+	// Desc names the kubeconfig and context in messages.
+	Desc string
+	// NodeAccess starts node pods. NodeAccessFlag is the flag that turns it
+	// on, named when node checks are skipped ("" for mage's -nodeaccess).
+	NodeAccess     bool
+	NodeAccessFlag string
+}
+
 // DiagnoseSourceFromConfig is where `diagnose` reads from on any cluster
-// reached through cfg (what `kubectl termlab` gets from kubectl's flags), and
-// the cleanup to run when it is done (always). desc names the kubeconfig and
-// context in messages. Node checks say "not checked" unless nodeAccess, which
-// starts a short-lived privileged pod on each node asked about
-// (internal/nodepod); the cleanup removes them. cfg is not changed.
-func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, cfg *rest.Config, desc string, nodeAccess bool) (diagnose.Source, func(context.Context) error, error) {
-	src, cfg, client, err := diagnoseClients(cfg, desc)
-	if err != nil || !nodeAccess {
+// reached through c.Config, and the cleanup to run when it is done (always).
+// Node checks say "not checked" unless c.NodeAccess, which starts a
+// short-lived privileged pod on each node asked about (internal/nodepod);
+// the cleanup removes them. c.Config is not changed.
+func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, c ConfigSource) (diagnose.Source, func(context.Context) error, error) {
+	src, cfg, client, err := diagnoseClients(c.Config, c.Desc)
+	if err != nil {
 		return src, noCleanup, err
+	}
+	if !c.NodeAccess {
+		if c.NodeAccessFlag != "" {
+			src.Node = diagnose.NoNodeAccess("needs " + c.NodeAccessFlag)
+		}
+		return src, noCleanup, nil
 	}
 	pods := nodepod.New(client, cfg, nodepod.Options{
 		RunID: "diagnose-" + lab.NewRunID(time.Now()),
