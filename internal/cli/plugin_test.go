@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// plugins/termlab.yaml is krew's manifest of this binary: it names the
+// plugin kubectl runs (PluginName) on each platform it is released for.
+func TestKrewManifest(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "plugins", "termlab.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			ShortDescription string `json:"shortDescription"`
+			Description      string `json:"description"`
+			Platforms        []struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+				URI    string `json:"uri"`
+				SHA256 string `json:"sha256"`
+				Bin    string `json:"bin"`
+			} `json:"platforms"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || m.Kind != "Plugin" || m.Metadata.Name != "termlab" ||
+		m.Spec.ShortDescription == "" || m.Spec.Description == "" {
+		t.Errorf("manifest header %+v", m)
+	}
+	want := map[string]bool{"linux/amd64": true, "linux/arm64": true, "darwin/amd64": true, "darwin/arm64": true}
+	for _, p := range m.Spec.Platforms {
+		key := p.Selector.MatchLabels["os"] + "/" + p.Selector.MatchLabels["arch"]
+		if !want[key] {
+			t.Errorf("platform %s: unexpected or twice", key)
+		}
+		delete(want, key)
+		if p.Bin != PluginName || p.URI == "" || p.SHA256 == "" {
+			t.Errorf("platform %s: bin %q (want %s), uri %q, sha256 %q", key, p.Bin, PluginName, p.URI, p.SHA256)
+		}
+	}
+	for key := range want {
+		t.Errorf("no platform %s", key)
+	}
+}
