@@ -1,0 +1,193 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/termlab/termlab/internal/cli"
+	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/lab"
+)
+
+// TestKubectlTermlabPlugin installs the binary as a user would (go install
+// into an empty GOBIN, linked as kubectl-termlab), and has a real kubectl of
+// the cluster's own version run it as a plugin, with nothing but the
+// kubeconfig: a pod held by a finalizer on a real worker must come back as
+// JSON on stdout with the finalizer's finding blocking and exit code 1, and
+// its namespace must parse too.
+func TestKubectlTermlabPlugin(t *testing.T) {
+	env := connect(t)
+	if len(env.Workers) == 0 {
+		t.Fatal("no real workers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	// The code under test is this module's (the test runs in test/e2e),
+	// whatever checkout TERMLAB_ROOT names for the cluster.
+	module, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gobin := t.TempDir()
+	install := exec.CommandContext(ctx, "go", "install", "./cmd/termlab")
+	install.Dir = module
+	install.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("go install ./cmd/termlab: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(gobin); len(entries) != 1 || entries[0].Name() != "termlab" {
+		t.Fatalf("GOBIN holds %v, want the one binary termlab", entries)
+	}
+	if err := os.Symlink("termlab", filepath.Join(gobin, cli.PluginName)); err != nil {
+		t.Fatal(err)
+	}
+	kubectl, err := lab.Kubectl(ctx, env.ControlPlane)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	runID := lab.NewRunID(time.Now())
+	ns, name := "termlab-plugin-"+runID, "held"
+	const finalizer = "lab.example.com/plugin-test"
+	core := env.Client.CoreV1()
+	if _, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{lab.RunIDLabel: runID}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// On every exit path: the finalizer goes, then the namespace, and the
+	// test waits for it to be gone.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if _, err := core.Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(diagnose.FinalizersPatch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("removing the finalizer after the test: %v", err)
+		}
+		_ = core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := core.Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}); err != nil {
+			t.Errorf("namespace %s is still there after the test", ns)
+		}
+	})
+
+	worker := env.Workers[0].String()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{finalizer}, Labels: map[string]string{lab.RunIDLabel: runID}},
+		Spec: corev1.PodSpec{
+			NodeSelector: map[string]string{"kubernetes.io/hostname": worker},
+			Containers: []corev1.Container{{
+				Name: "heartbeat", Image: env.WorkloadImage, ImagePullPolicy: corev1.PullIfNotPresent,
+				Args: []string{"--interval=200ms"},
+			}},
+		},
+	}
+	if _, err := core.Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitRunning(ctx, t, env, ns, name)
+	// kubectl delete --wait=false: the request is accepted, the finalizer holds the object.
+	if err := core.Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The plugin's world: kubectl and the plugin on PATH, no KUBECONFIG, no
+	// checkout around it, the report folder under XDG_STATE_HOME.
+	state, home, work := t.TempDir(), t.TempDir(), t.TempDir()
+	plugin := func(args ...string) (int, []byte, string) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, kubectl, append([]string{"termlab"}, args...)...)
+		cmd.Dir = work
+		cmd.Env = []string{"PATH=" + gobin + string(os.PathListSeparator) + filepath.Dir(kubectl), "HOME=" + home, "XDG_STATE_HOME=" + state}
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		t.Logf("kubectl termlab %s:\n%s", strings.Join(args, " "), stderr.String())
+		var exit *exec.ExitError
+		switch {
+		case errors.As(err, &exit):
+			return exit.ExitCode(), stdout.Bytes(), stderr.String()
+		case err != nil:
+			t.Fatalf("running kubectl termlab: %v", err)
+		}
+		return 0, stdout.Bytes(), stderr.String()
+	}
+
+	code, out, stderr := plugin("diagnose", "pod/"+name, "-n", ns, "-o", "json", "--kubeconfig", env.KubeconfigPath)
+	var s diagnose.Summary
+	if err := strictJSON(out, &s); err != nil {
+		t.Fatalf("stdout is not a pod's summary.json alone: %v\n%s", err, out)
+	}
+	f, ok := s.Finding(diagnose.FindFinalizer(finalizer))
+	if !ok || f.Level != diagnose.Blocking {
+		t.Errorf("finding %s: %+v (found %v), want blocking; answer: %s", diagnose.FindFinalizer(finalizer), f, ok, s.Answer)
+	}
+	if s.Pod != ns+"/"+name || s.Node != worker {
+		t.Errorf("summary of pod %q on %q, want %s/%s on %s", s.Pod, s.Node, ns, name, worker)
+	}
+	if code != diagnose.ExitHeld {
+		t.Errorf("exit code %d, want %d (held, cause found)", code, diagnose.ExitHeld)
+	}
+	// The folder is under XDG_STATE_HOME, and stdout is its summary.json byte for byte.
+	dir := evidenceLine(t, stderr)
+	if rel, err := filepath.Rel(filepath.Join(state, "termlab", "diagnose"), dir); err != nil || strings.HasPrefix(rel, "..") {
+		t.Errorf("report folder %s, want under %s", dir, filepath.Join(state, "termlab", "diagnose"))
+	}
+	if written, err := os.ReadFile(filepath.Join(dir, diagnose.SummaryFile)); err != nil || !bytes.Equal(written, out) {
+		t.Errorf("stdout differs from %s (%v)", filepath.Join(dir, diagnose.SummaryFile), err)
+	}
+
+	code, out, _ = plugin("diagnose", "ns/"+ns, "-o", "json", "--kubeconfig", env.KubeconfigPath)
+	var nsum diagnose.NamespaceSummary
+	if err := strictJSON(out, &nsum); err != nil {
+		t.Fatalf("stdout is not a namespace's summary.json alone: %v\n%s", err, out)
+	}
+	if nsum.Namespace != ns {
+		t.Errorf("summary of namespace %q, want %s", nsum.Namespace, ns)
+	}
+	// The namespace is not deleted, but its pod is held: that pod's finding blocks.
+	if f, ok := nsum.Finding(diagnose.FindPod(name)); !ok || f.Level != diagnose.Blocking || code != diagnose.ExitHeld {
+		t.Errorf("finding %s: %+v (found %v), exit %d; want blocking, exit %d", diagnose.FindPod(name), f, ok, code, diagnose.ExitHeld)
+	}
+}
+
+// strictJSON decodes exactly one JSON value with only known fields.
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// evidenceLine is the report folder the binary names on stderr.
+func evidenceLine(t *testing.T, stderr string) string {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if dir, ok := strings.CutPrefix(l, "evidence: "); ok {
+			return dir
+		}
+	}
+	t.Fatalf("stderr names no report folder (evidence: …):\n%s", stderr)
+	return ""
+}
