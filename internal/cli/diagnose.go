@@ -185,7 +185,10 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	res, err := targets.Diagnose(ctx, log, src, cleanup, targets.Diagnosis{
 		Namespace: req.Namespace, Pod: req.Pod, ResultsDir: resultsDir, AfterInterrupt: afterInterrupt,
 	})
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fail("%v", err) // Ctrl-C: the node pods are gone, nothing else to say
+	case err != nil:
 		// Which cluster was asked is half the answer to "could not read".
 		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
 	}
