@@ -124,7 +124,7 @@ func collectGone(ctx context.Context, src Source, namespace, name string, raw Ra
 			raw[PsFile(n)] = stdout.Bytes()
 		}
 		s.Kubelet = kubeletState(cctx, node)
-		raw[KubeletFileOf(n)] = []byte(s.Kubelet.Command + "\n" + s.Kubelet.Output + s.Kubelet.Err + "\n")
+		raw[KubeletFileOf(n)] = s.Kubelet.evidence()
 		cancel()
 		g.Searched = append(g.Searched, s)
 	}

@@ -424,19 +424,7 @@ func (d *nsDecider) finalizers() {
 		if m := d.managerOf(h); m != "" {
 			who = "added by " + strings.Join(append([]string{m}, without(h.managers, m)...), ", ") + " (managedFields manager)"
 		}
-		text := fmt.Sprintf("Finalizer %s is on %s, %s. ", h.finalizer, strings.Join(h.refs, ", "), who)
-		switch ctl.Present {
-		case Present:
-			text += "A controller that could remove it seems to run: " + ctl.Evidence + "."
-		case Absent:
-			text += "No controller that could remove it seems to run: " + ctl.Evidence + "."
-		default:
-			text += "Whether a controller that could remove it runs is unknown"
-			if ctl.Evidence != "" {
-				text += ": " + ctl.Evidence
-			}
-			text += "."
-		}
+		text := fmt.Sprintf("Finalizer %s is on %s, %s. ", h.finalizer, strings.Join(h.refs, ", "), who) + ctl.Sentence()
 		verdict, level := "set", Info
 		if d.terminating() {
 			verdict, level = "holds the namespace", Blocking
@@ -588,14 +576,7 @@ func (d *nsDecider) answer() string {
 				} else if m := objs[0].Managers[f]; m != "" {
 					text += ", added by " + m
 				}
-				switch ctl.Present {
-				case Absent:
-					text += ", whose controller is not running (" + ctl.Evidence + ")"
-				case Present:
-					text += ", whose controller seems to run (" + ctl.Evidence + ")"
-				default:
-					text += "; whether a controller that removes it runs is unknown"
-				}
+				text += ctl.Clause()
 			}
 			parts = append(parts, part{text: text, pod: t.GVR == podsGVR, held: f != "", n: len(objs), resource: t.Resource})
 		}
@@ -636,7 +617,7 @@ func (d *nsDecider) answer() string {
 	}
 	for _, f := range ns.Finalizers {
 		ctl := c.Controllers[f]
-		s = append(s, fmt.Sprintf("The namespace itself carries finalizer %s (metadata.finalizers); its controller is %s.", f, ctl.Present))
+		s = append(s, fmt.Sprintf("The namespace itself carries finalizer %s (metadata.finalizers)%s.", f, ctl.Clause()))
 	}
 	if len(c.Discovery.Failed) > 0 {
 		s = append(s, fmt.Sprintf("Discovery failed for %s: the namespace controller cannot know what is left of those types and keeps the namespace.", strings.Join(nsKeys(c.Discovery.Failed), ", ")))
@@ -697,8 +678,12 @@ func (d *nsDecider) advice() []string {
 	hs := d.holders()
 	for _, h := range hs {
 		ctl := c.Controllers[h.finalizer]
-		if ctl.Present == Present {
-			out = append(out, fmt.Sprintf("Wait, then look at the controller that owns %s (%s): it seems to run but has not removed the finalizer; its log says why.", h.finalizer, ctl.Evidence))
+		switch ctl.Present {
+		case Present:
+			out = append(out, fmt.Sprintf("Wait, then look at the controller that owns %s (%s): it runs but has not removed the finalizer; its log says why.", h.finalizer, ctl.Evidence))
+			continue
+		case Failing:
+			out = append(out, fmt.Sprintf("Safe: fix the controller that owns %s first (%s): its log and Warning events say why it fails; once it works it removes the finalizer, and the namespace controller then finishes by itself.", h.finalizer, ctl.Evidence))
 			continue
 		}
 		by := ""

@@ -122,7 +122,7 @@ func TestNamespaceControllerPresent(t *testing.T) {
 	c := heldNamespace()
 	c.Controllers[widgetFinalizer] = ControllerCheck{Manager: manager, Present: Present, Evidence: "pod ops/widget-controller-1 runs"}
 	r := DecideNamespace(c)
-	contains(t, "answer", r.Answer, "whose controller seems to run (pod ops/widget-controller-1 runs)")
+	contains(t, "answer", r.Answer, "whose controller runs (pod ops/widget-controller-1 runs)")
 	advice := strings.Join(r.Advice, "\n")
 	contains(t, "advice", advice, "Wait, then look at the controller")
 	lacks(t, "advice", advice, "bring back")
