@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/evidence"
@@ -26,9 +27,11 @@ import (
 // Source is where Collect reads from.
 type Source struct {
 	Client kubernetes.Interface
-	// Dynamic reads resources of any type (a namespace's leftovers); nil
-	// when only pods are diagnosed.
+	// Dynamic reads the APIServices; nil when only pods are diagnosed.
 	Dynamic dynamic.Interface
+	// Metadata LISTs and dry-run patches a namespace's leftovers of any type,
+	// metadata only (never a Secret's data); nil when only pods are diagnosed.
+	Metadata metadata.Interface
 	// Node gives the exec seam of a node by its Kubernetes name (kind's
 	// nodes.Node and nodepod's Node satisfy kubelet.Node), or why none is
 	// available: then the node checks say "not checked" with that reason.

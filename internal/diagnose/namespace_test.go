@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -253,14 +252,11 @@ func TestNamespaceRemainingPod(t *testing.T) {
 
 // remainingObject keeps metadata only and finds each finalizer's manager.
 func TestRemainingObject(t *testing.T) {
-	u := &unstructured.Unstructured{}
-	u.SetName("w1")
-	u.SetFinalizers([]string{widgetFinalizer, "other.example.com/x"})
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: "widget-controller", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"` + widgetFinalizer + `\"":{}}}}`)}},
-	})
-	u.Object["spec"] = map[string]any{"password": "hunter2hunter2"}
+	u := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "w1", Finalizers: []string{widgetFinalizer, "other.example.com/x"},
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "widget-controller", Operation: metav1.ManagedFieldsOperationUpdate,
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"` + widgetFinalizer + `\"":{}}}}`)}},
+		}}}
 	o := remainingObject(u)
 	if o.Managers[widgetFinalizer] != "widget-controller" {
 		t.Errorf("managers %v", o.Managers)

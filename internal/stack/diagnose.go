@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -61,7 +62,11 @@ func DiagnoseSource(ctx context.Context, log *progress.Logger, kubeconfig string
 	if err != nil {
 		return diagnose.Source{}, noCleanup, fmt.Errorf("building a dynamic client from %s: %w", kubeconfig, err)
 	}
-	src := diagnose.Source{Client: client, Dynamic: dyn, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return diagnose.Source{}, noCleanup, fmt.Errorf("building a metadata client from %s: %w", kubeconfig, err)
+	}
+	src := diagnose.Source{Client: client, Dynamic: dyn, Metadata: meta, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}
 	access := own
 	if nodeAccess != nil {
 		access = *nodeAccess
