@@ -40,6 +40,9 @@ type Source struct {
 	// Nodes lists the nodes Node can reach, for a pod that is gone and whose
 	// node no event names; nil when unknown.
 	Nodes func(ctx context.Context) []string
+	// SearchAllNodes lets such a pod be searched for on every one of Nodes;
+	// unset, diagnose says how to ask for it instead.
+	SearchAllNodes bool
 }
 
 // NodeAccess is the node exec seam by node name, or why there is none.

@@ -48,7 +48,16 @@ type NamespaceCollected struct {
 	// Decide); PodsSkipped counts those left out beyond maxPods.
 	Pods        []PodDiagnosis
 	PodsSkipped int
+	// ClaimUsers are, for each remaining PVC held by the PVC protection
+	// finalizer, the pods that still use it ("<pod> (<phase>)"); ClaimUsersErr
+	// says why the pods could not be read.
+	ClaimUsers    map[string][]string
+	ClaimUsersErr string
 }
+
+// PVCProtection is the finalizer the PVC protection controller keeps on a
+// claim while a pod uses it.
+const PVCProtection = "kubernetes.io/pvc-protection"
 
 // DiscoveryCheck is the result of ServerPreferredNamespacedResources: the
 // types it returned, and the groups it could not read.
@@ -205,6 +214,8 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 		}
 	}
 
+	c.ClaimUsers, c.ClaimUsersErr = claimUsers(ctx, src, name, c.Types)
+
 	// Would removing the finalizers be accepted? Pods get theirs in their own diagnosis.
 	n := 0
 	for _, t := range c.Types {
@@ -327,6 +338,54 @@ func listRemaining(ctx context.Context, src Source, namespace string, ts []TypeR
 		}(&ts[i])
 	}
 	wg.Wait()
+}
+
+// claimUsers finds, for each remaining PVC held by PVCProtection, the pods
+// of the namespace that still use it: what the PVC protection controller
+// waits for before it removes its finalizer.
+func claimUsers(ctx context.Context, src Source, namespace string, ts []TypeRemains) (map[string][]string, string) {
+	held := map[string]bool{}
+	for _, t := range ts {
+		if t.Resource != "persistentvolumeclaims" {
+			continue
+		}
+		for _, o := range t.Objects {
+			if has(o.Finalizers, PVCProtection) {
+				held[o.Name] = true
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil, ""
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	pods, err := src.Client.CoreV1().Pods(namespace).List(cctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, "listing the pods of namespace " + namespace + ": " + err.Error()
+	}
+	users := map[string][]string{}
+	for claim := range held {
+		users[claim] = nil
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // the controller does not count a terminal pod as a user
+		}
+		for _, v := range p.Spec.Volumes {
+			claim := ""
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				claim = v.PersistentVolumeClaim.ClaimName
+			case v.Ephemeral != nil:
+				claim = p.Name + "-" + v.Name // a generic ephemeral volume's claim
+			}
+			if held[claim] {
+				users[claim] = append(users[claim], fmt.Sprintf("%s (%s)", p.Name, p.Status.Phase))
+			}
+		}
+	}
+	return users, ""
 }
 
 // listPage is the page size of the LISTs of remaining objects (the

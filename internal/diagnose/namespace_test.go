@@ -295,3 +295,35 @@ func TestWriteNamespace(t *testing.T) {
 	}
 	contains(t, "report.md", text, "# diagnose namespace ns", r.Answer, "## What to do, and its risk", "Left out because")
 }
+
+// A PVC held by the PVC protection finalizer names the pods that still use
+// it, and the advice is to let them go, never to strip the finalizer.
+func TestPVCInUseNamesItsPods(t *testing.T) {
+	c := heldNamespace()
+	deleted := c.Namespace.DeletionTimestamp
+	c.Types = []TypeRemains{{Resource: "persistentvolumeclaims", GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim",
+		Objects: []RemainingObject{{Name: "data", UID: "uid-data", DeletionTimestamp: deleted, Finalizers: []string{PVCProtection}}}}}
+	c.Controllers = map[string]ControllerCheck{PVCProtection: {Manager: "kube-controller-manager", Present: Present, Evidence: "Lease kube-system/kube-controller-manager was renewed 1s ago"}}
+	c.DryRuns = nil
+	c.ClaimUsers = map[string][]string{"data": {"db-0 (Running)"}}
+	r := DecideNamespace(c)
+	f := mustFindNS(t, r, FindFinalizer(PVCProtection))
+	contains(t, "the finding", f.Text, "persistentvolumeclaims/data is in use by db-0 (Running)")
+	contains(t, "the answer", r.Answer, "in use by db-0 (Running)")
+	found := false
+	for _, a := range r.Advice {
+		if strings.Contains(a, "pods that still use the claims: db-0 (Running)") {
+			found = true
+		}
+		lacks(t, "advice", a, "kubectl patch")
+	}
+	if !found {
+		t.Errorf("advice does not name the pod using the claim: %v", r.Advice)
+	}
+
+	// The contradiction: no pod uses it; then nothing is named as its user.
+	c.ClaimUsers = map[string][]string{"data": nil}
+	r = DecideNamespace(c)
+	lacks(t, "the answer", r.Answer, "in use by")
+	contains(t, "the answer", r.Answer, "No pod uses persistentvolumeclaims/data now")
+}
