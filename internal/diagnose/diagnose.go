@@ -135,36 +135,39 @@ const (
 	Failing Presence = "failing"
 )
 
+// presenceWords are how a finding (sentence) and the answer (clause, after
+// "held by finalizer X") say each presence; the evidence follows.
+var presenceWords = map[Presence]struct{ sentence, clause string }{
+	Present: {"A controller that could remove it runs", ", whose controller runs"},
+	Failing: {"Its controller is running, but failing", ", whose controller is running, but failing"},
+	Absent:  {"No controller that could remove it runs", ", whose controller is not running"},
+	Unknown: {"Whether a controller that could remove it runs was not checked", "; whether a controller that removes it runs was not checked"},
+}
+
+func (c ControllerCheck) words() (sentence, clause string) {
+	w, ok := presenceWords[c.Present]
+	if !ok {
+		w = presenceWords[Unknown]
+	}
+	return w.sentence, w.clause
+}
+
 // Sentence is the check as a finding says it.
 func (c ControllerCheck) Sentence() string {
-	switch c.Present {
-	case Present:
-		return "A controller that could remove it runs: " + c.Evidence + "."
-	case Failing:
-		return "Its controller is running, but failing: " + c.Evidence + "."
-	case Absent:
-		return "No controller that could remove it runs: " + c.Evidence + "."
-	}
+	s, _ := c.words()
 	if c.Evidence == "" {
-		return "Whether a controller that could remove it runs was not checked."
+		return s + "."
 	}
-	return "Whether a controller that could remove it runs was not checked: " + c.Evidence + "."
+	return s + ": " + c.Evidence + "."
 }
 
 // Clause is the check as the answer says it, after "held by finalizer X".
 func (c ControllerCheck) Clause() string {
-	switch c.Present {
-	case Present:
-		return ", whose controller runs (" + c.Evidence + ")"
-	case Failing:
-		return ", whose controller is running, but failing (" + c.Evidence + ")"
-	case Absent:
-		return ", whose controller is not running (" + c.Evidence + ")"
-	}
+	_, s := c.words()
 	if c.Evidence == "" {
-		return "; whether a controller that removes it runs was not checked"
+		return s
 	}
-	return "; whether a controller that removes it runs was not checked (" + c.Evidence + ")"
+	return s + " (" + c.Evidence + ")"
 }
 
 // DryRun is the result of the dry-run patch that removes the finalizers.
