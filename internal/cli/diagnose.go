@@ -39,6 +39,10 @@ type diagnoseRequest struct {
 	NodeAccess bool
 	// EvidenceDir is --evidence-dir as given ("" for the default).
 	EvidenceDir string
+	AllNodes    bool
+	// Watch and WatchTimeout are --watch and --watch-timeout.
+	Watch        bool
+	WatchTimeout time.Duration
 }
 
 // target is what to diagnose: a pod (Pod set) or a namespace.
@@ -103,6 +107,9 @@ short-lived privileged pod on each node asked about, removed before it returns
 	flags.AddFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&req.Output, "output", "o", outputText, "text (the answer, findings and advice) or json (the report's summary.json, nothing else on stdout)")
 	cmd.Flags().BoolVar(&req.NodeAccess, "node-access", false, "start a short-lived privileged pod on each node asked about, to check the kubelet and the containers there (removed before it returns)")
+	cmd.Flags().BoolVar(&req.AllNodes, "all-nodes", false, "a pod that is gone and whose node no event names: search every node for its containers (one node pod each with --node-access)")
+	cmd.Flags().BoolVar(&req.Watch, "watch", false, "after the diagnosis, look again every 5 s and say what changed (a finalizer removed, the object gone) until it is gone or --watch-timeout")
+	cmd.Flags().DurationVar(&req.WatchTimeout, "watch-timeout", 10*time.Minute, "how long --watch watches at most")
 	cmd.Flags().StringVar(&req.EvidenceDir, "evidence-dir", "", "the report folder goes under <evidence-dir>/diagnose/ (default: results/ of the termlab checkout, else $XDG_STATE_HOME/termlab)")
 	return cmd
 }
@@ -182,9 +189,14 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	res, err := targets.Diagnose(ctx, log, src, cleanup, targets.Diagnosis{
+	d := targets.Diagnosis{
 		Namespace: req.Namespace, Pod: req.Pod, ResultsDir: resultsDir, AfterInterrupt: afterInterrupt,
-	})
+		AllNodes: req.AllNodes, Say: func(s string) { fmt.Fprintln(a.stderr, s) },
+	}
+	if req.Watch {
+		d.Watch = req.WatchTimeout
+	}
+	res, err := targets.Diagnose(ctx, log, src, cleanup, d)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return fail("%v", err) // Ctrl-C: the node pods are gone, nothing else to say
@@ -206,6 +218,13 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		printText(a.stdout, res.Summary.Report)
 	}
 	code, why := diagnose.Outcome(res.Summary.Findings)
+	if w := res.Watched; w != nil {
+		// The watch's last look decides: gone, or still held.
+		code, why = diagnose.ExitClear, "gone while watched"
+		if w.Exists {
+			code, why = diagnose.ExitHeld, "still there when the watch ended: "+strings.Join(w.Held, " | ")
+		}
+	}
 	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
 	return code
 }

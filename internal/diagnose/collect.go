@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/evidence"
@@ -25,9 +27,11 @@ import (
 // Source is where Collect reads from.
 type Source struct {
 	Client kubernetes.Interface
-	// Dynamic reads resources of any type (a namespace's leftovers); nil
-	// when only pods are diagnosed.
+	// Dynamic reads the APIServices; nil when only pods are diagnosed.
 	Dynamic dynamic.Interface
+	// Metadata LISTs and dry-run patches a namespace's leftovers of any type,
+	// metadata only (never a Secret's data); nil when only pods are diagnosed.
+	Metadata metadata.Interface
 	// Node gives the exec seam of a node by its Kubernetes name (kind's
 	// nodes.Node and nodepod's Node satisfy kubelet.Node), or why none is
 	// available: then the node checks say "not checked" with that reason.
@@ -36,6 +40,9 @@ type Source struct {
 	// Nodes lists the nodes Node can reach, for a pod that is gone and whose
 	// node no event names; nil when unknown.
 	Nodes func(ctx context.Context) []string
+	// SearchAllNodes lets such a pod be searched for on every one of Nodes;
+	// unset, diagnose says how to ask for it instead.
+	SearchAllNodes bool
 }
 
 // NodeAccess is the node exec seam by node name, or why there is none.
@@ -74,22 +81,49 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 	raw.put(PodFile, pod)
 
 	if n := pod.Spec.NodeName; n != "" {
+		// Only NotFound says a node or Lease is gone; any other error (these
+		// credentials may not read nodes) leaves the fact not checked.
 		cctx, cancel = call()
-		if node, err := src.Client.CoreV1().Nodes().Get(cctx, n, metav1.GetOptions{}); err == nil {
+		node, err := src.Client.CoreV1().Nodes().Get(cctx, n, metav1.GetOptions{})
+		cancel()
+		switch {
+		case err == nil:
 			c.Node = node
 			raw.put(NodeFile, node)
-		} else if !apierrors.IsNotFound(err) {
+		case apierrors.IsNotFound(err):
+			c.NodeGone = true
+			raw[NodeFile] = errorJSON("reading node "+n, err)
+		default:
+			c.NodeErr = "reading node " + n + ": " + err.Error()
 			raw[NodeFile] = errorJSON("reading node "+n, err)
 		}
-		cancel()
 		cctx, cancel = call()
-		if lease, err := src.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(cctx, n, metav1.GetOptions{}); err == nil {
+		lease, err := src.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(cctx, n, metav1.GetOptions{})
+		cancel()
+		switch {
+		case err == nil:
 			c.Lease = lease
 			raw.put(LeaseFile, lease)
-		} else {
+		case apierrors.IsNotFound(err):
+			raw[LeaseFile] = errorJSON("reading lease "+corev1.NamespaceNodeLease+"/"+n, err)
+		default:
+			c.LeaseErr = "reading lease " + corev1.NamespaceNodeLease + "/" + n + ": " + err.Error()
 			raw[LeaseFile] = errorJSON("reading lease "+corev1.NamespaceNodeLease+"/"+n, err)
 		}
-		cancel()
+		if c.NodeGone {
+			// The pod garbage collector, in kube-controller-manager, deletes
+			// pods bound to a missing node: is it running?
+			cctx, cancel = call()
+			l, err := src.Client.CoordinationV1().Leases("kube-system").Get(cctx, "kube-controller-manager", metav1.GetOptions{})
+			cancel()
+			if err == nil {
+				c.ControllerManager = leaseCheck(ControllerCheck{Manager: "kube-controller-manager", Present: Unknown}, l, c.At)
+				raw.put(ControllerManagerFile, l)
+			} else {
+				c.ControllerManager = ControllerCheck{Manager: "kube-controller-manager", Present: Unknown, Evidence: "reading Lease kube-system/kube-controller-manager: " + err.Error()}
+				raw[ControllerManagerFile] = errorJSON("reading Lease kube-system/kube-controller-manager", err)
+			}
+		}
 	}
 
 	cctx, cancel = call()
@@ -104,7 +138,7 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 
 	for _, f := range pod.Finalizers {
 		cctx, cancel = call()
-		c.Controllers[f] = findController(cctx, src.Client, pod, f, c.At)
+		c.Controllers[f] = failingOnObject(findController(cctx, src.Client, pod, f, c.At), c.Events)
 		cancel()
 	}
 	c.DryRun = dryRunRemoveFinalizers(ctx, src.Client, pod)
@@ -117,14 +151,18 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 		nodeFor = NoNodeAccess("no node access was given")
 	}
 	if n := pod.Spec.NodeName; n != "" {
-		node, why := nodeFor(ctx, n)
+		var node kubelet.Node
+		why := "node " + n + " does not exist (NotFound): there is no node to ask"
+		if !c.NodeGone {
+			node, why = nodeFor(ctx, n)
+		}
 		if node == nil {
 			c.Kubelet.NotChecked = why
 		} else {
 			cctx, cancel = call()
 			c.Kubelet = kubeletState(cctx, node)
 			cancel()
-			raw[KubeletFile] = []byte(c.Kubelet.Command + "\n" + c.Kubelet.Output + c.Kubelet.Err + "\n")
+			raw[KubeletFile] = c.Kubelet.evidence()
 		}
 		for _, s := range allStatuses(pod) {
 			if s.ContainerID == "" {
@@ -224,26 +262,153 @@ func controllerFor(ctx context.Context, client kubernetes.Interface, manager, fi
 		cc.Evidence = "listing running pods: " + err.Error()
 		return cc
 	}
-	want := strings.ToLower(m)
-	for _, p := range pods.Items {
-		if strings.HasPrefix(p.Name, want) || p.Labels["app.kubernetes.io/name"] == want || p.Labels["app"] == want {
-			cc.Present = Present
-			cc.Evidence = "pod " + p.Namespace + "/" + p.Name + " runs"
-			return cc
+	var found []*corev1.Pod
+	for i := range pods.Items {
+		if ControllerPodMatch(&pods.Items[i], m) != "" {
+			found = append(found, &pods.Items[i])
 		}
 	}
+	if len(found) > 0 {
+		return podsCheck(ctx, client, cc, found, at)
+	}
 	leases, err := client.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{})
-	if err == nil {
-		for i := range leases.Items {
-			l := &leases.Items[i]
-			if l.Namespace != corev1.NamespaceNodeLease && strings.Contains(strings.ToLower(l.Name), want) {
-				return leaseCheck(cc, l, at)
-			}
+	if err != nil {
+		cc.Evidence = fmt.Sprintf("no running pod named or labelled %s; listing leader Leases: %s", m, err)
+		return cc
+	}
+	for i := range leases.Items {
+		l := &leases.Items[i]
+		if l.Namespace != corev1.NamespaceNodeLease && LeaseMatch(l, m) {
+			return leaseCheck(cc, l, at)
 		}
 	}
 	cc.Present = Absent
 	cc.Evidence = fmt.Sprintf("no running pod and no leader Lease named after %s", m)
 	return cc
+}
+
+// ControllerPodMatch says how pod p is the controller whose field manager
+// is m, exactly ("" when it is not): its name (or its Deployment's,
+// StatefulSet's or DaemonSet's, by the suffixes they add), an
+// app.kubernetes.io/name or app label, or a container of that name (the
+// kubebuilder default: container and field manager are both "manager").
+// Never a substring: manager must not match kube-controller-manager.
+func ControllerPodMatch(p *corev1.Pod, m string) string {
+	switch {
+	case p.Name == m:
+		return "pod " + p.Namespace + "/" + p.Name
+	case workloadPod(m).MatchString(p.Name):
+		return "pod " + p.Namespace + "/" + p.Name + " (of workload " + m + ")"
+	case p.Labels["app.kubernetes.io/name"] == m:
+		return "pod " + p.Namespace + "/" + p.Name + " (label app.kubernetes.io/name=" + m + ")"
+	case p.Labels["app"] == m:
+		return "pod " + p.Namespace + "/" + p.Name + " (label app=" + m + ")"
+	}
+	for _, c := range p.Spec.Containers {
+		if c.Name == m {
+			return "pod " + p.Namespace + "/" + p.Name + " (container " + m + ")"
+		}
+	}
+	return ""
+}
+
+// workloadPod matches the pod names a Deployment (<name>-<hash>-<5>), a
+// StatefulSet (<name>-<ordinal>) or a DaemonSet (<name>-<5>) gives name's pods.
+func workloadPod(name string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `-([a-z0-9]{6,10}-[a-z0-9]{5}|[0-9]+|[a-z0-9]{5})$`)
+}
+
+// LeaseMatch reports whether leader Lease l is the controller m's, exactly:
+// named m, or held by m (holderIdentity m, or m's pod: "<pod>_<uuid>").
+func LeaseMatch(l *coordinationv1.Lease, m string) bool {
+	if l.Name == m {
+		return true
+	}
+	if l.Spec.HolderIdentity == nil {
+		return false
+	}
+	holder, _, _ := strings.Cut(*l.Spec.HolderIdentity, "_")
+	return holder == m || workloadPod(m).MatchString(holder)
+}
+
+// failingOnObject turns a running controller into a failing one when it
+// reported a Warning about the held object: it runs, and its own word says
+// it cannot finish (a cleanup that fails, say).
+func failingOnObject(cc ControllerCheck, events []corev1.Event) ControllerCheck {
+	if cc.Present != Present || cc.Manager == "" {
+		return cc
+	}
+	var last *corev1.Event
+	for _, e := range sortedEvents(events) {
+		if e.Type == corev1.EventTypeWarning && (e.Source.Component == cc.Manager || e.ReportingController == cc.Manager) {
+			last = &e
+		}
+	}
+	if last != nil {
+		cc.Present = Failing
+		cc.Evidence += fmt.Sprintf("; it reported about this object: %s %s (×%d, at %s)", last.Reason, strings.TrimSpace(last.Message), max(last.Count, 1), eventTime(*last).UTC().Format(time.RFC3339))
+	}
+	return cc
+}
+
+// restartWindow: a controller pod that restarted within it is not counted
+// as running well (CrashLoopBackOff's back-off grows to 5 min).
+const restartWindow = 10 * time.Minute
+
+// podsCheck judges the controller's pods: present only with a Ready pod
+// that has not restarted within restartWindow; found but none such is
+// "failing", with the pod's state and its last Warning event.
+func podsCheck(ctx context.Context, client kubernetes.Interface, cc ControllerCheck, found []*corev1.Pod, at time.Time) ControllerCheck {
+	var sick []string
+	for _, p := range found {
+		how := ControllerPodMatch(p, cc.Manager)
+		trouble := podTrouble(p, at)
+		if trouble == "" {
+			cc.Present, cc.Evidence = Present, how+" is Ready, with no restart in the last "+restartWindow.String()
+			return cc
+		}
+		w := lastWarning(ctx, client, p)
+		if w != "" {
+			trouble += "; last Warning: " + w
+		}
+		sick = append(sick, how+" "+trouble)
+	}
+	cc.Present, cc.Evidence = Failing, strings.Join(sick, "; ")
+	return cc
+}
+
+// podTrouble says why a running pod is not a healthy controller ("" when it is).
+func podTrouble(p *corev1.Pod, at time.Time) string {
+	var out []string
+	ready := false
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	if !ready {
+		out = append(out, "is not Ready")
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Waiting != nil && s.State.Waiting.Reason != "" {
+			out = append(out, fmt.Sprintf("container %s is waiting (%s)", s.Name, s.State.Waiting.Reason))
+		}
+		if t := s.LastTerminationState.Terminated; t != nil && s.RestartCount > 0 && at.Sub(t.FinishedAt.Time) < restartWindow {
+			out = append(out, fmt.Sprintf("container %s restarted %d times, last %s ago (exit %d, %s)", s.Name, s.RestartCount, round(at.Sub(t.FinishedAt.Time)), t.ExitCode, t.Reason))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// lastWarning is the newest Warning event about pod p ("" if none or unreadable).
+func lastWarning(ctx context.Context, client kubernetes.Interface, p *corev1.Pod) string {
+	sel := fields.Set{"involvedObject.name": p.Name, "involvedObject.uid": string(p.UID), "type": corev1.EventTypeWarning}.AsSelector().String()
+	l, err := client.CoreV1().Events(p.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil || len(l.Items) == 0 {
+		return ""
+	}
+	e := sortedEvents(l.Items)[len(l.Items)-1]
+	return fmt.Sprintf("%s %s", e.Reason, strings.TrimSpace(e.Message))
 }
 
 func leaseCheck(cc ControllerCheck, l *coordinationv1.Lease, at time.Time) ControllerCheck {
@@ -261,15 +426,22 @@ func leaseCheck(cc ControllerCheck, l *coordinationv1.Lease, at time.Time) Contr
 	return cc
 }
 
-// kubeletState is `systemctl is-active kubelet` on the node.
+// kubeletState asks systemd on the node about its unit named kubelet. Its
+// state says something only where that unit exists: a node whose kubelet
+// runs under another name (k3s, RKE2, microk8s) has none, and is "not
+// checked", never "not running".
 func kubeletState(ctx context.Context, node kubelet.Node) NodeCheck {
-	nc := NodeCheck{Command: "systemctl is-active kubelet"}
-	state, err := kubelet.State(ctx, node)
-	if err != nil {
+	nc := NodeCheck{Command: kubelet.UnitCommand}
+	u, out, err := kubelet.UnitOf(ctx, node)
+	nc.Raw = out
+	switch {
+	case err != nil:
 		nc.Err = err.Error()
-		return nc
+	case !u.Loaded():
+		nc.NotChecked = fmt.Sprintf("node %s has no systemd unit named kubelet (LoadState=%s): its kubelet runs under another name (k3s, RKE2, microk8s) or outside systemd, so systemd cannot say whether it runs", node, u.Load)
+	default:
+		nc.Output = u.Active
 	}
-	nc.Output = state
 	return nc
 }
 

@@ -35,6 +35,15 @@ type Collected struct {
 	// when the pod is not scheduled, or when they do not exist.
 	Node  *corev1.Node
 	Lease *coordinationv1.Lease
+	// NodeGone: the API answered NotFound for the pod's node. NodeErr and
+	// LeaseErr say why the node or its Lease could not be read otherwise
+	// (RBAC, a timeout): then nothing is known of it, least of all that it
+	// is gone.
+	NodeGone          bool
+	NodeErr, LeaseErr string
+	// ControllerManager is kube-controller-manager's leader Lease, read when
+	// the node is gone: its pod garbage collector deletes such pods.
+	ControllerManager ControllerCheck
 	// Events are the core/v1 events about the pod.
 	Events []corev1.Event
 	// Controllers are what Collect found of the controllers that could remove
@@ -60,6 +69,24 @@ type NodeCheck struct {
 	Output string
 	// Err is the command's failure that says nothing about the answer.
 	Err string
+	// Raw is the command's whole output, for the evidence folder.
+	Raw string `json:"-"`
+}
+
+// evidence is the saved file: the command, what it printed, and its failure.
+func (c NodeCheck) evidence() []byte {
+	out := c.Raw
+	if out == "" {
+		out = c.Output
+	}
+	s := "$ " + c.Command + "\n" + strings.TrimRight(out, "\n") + "\n"
+	if c.Err != "" {
+		s += c.Err + "\n"
+	}
+	if c.NotChecked != "" {
+		s += "not checked: " + c.NotChecked + "\n"
+	}
+	return []byte(s)
 }
 
 // Checked reports whether the command ran and answered.
@@ -102,7 +129,46 @@ const (
 	Present Presence = "present"
 	Absent  Presence = "absent"
 	Unknown Presence = "unknown"
+	// Failing: the controller's pods are there but not well (not Ready,
+	// restarting, CrashLoopBackOff), or it runs and reports Warnings about
+	// the held object.
+	Failing Presence = "failing"
 )
+
+// presenceWords are how a finding (sentence) and the answer (clause, after
+// "held by finalizer X") say each presence; the evidence follows.
+var presenceWords = map[Presence]struct{ sentence, clause string }{
+	Present: {"A controller that could remove it runs", ", whose controller runs"},
+	Failing: {"Its controller is running, but failing", ", whose controller is running, but failing"},
+	Absent:  {"No controller that could remove it runs", ", whose controller is not running"},
+	Unknown: {"Whether a controller that could remove it runs was not checked", "; whether a controller that removes it runs was not checked"},
+}
+
+func (c ControllerCheck) words() (sentence, clause string) {
+	w, ok := presenceWords[c.Present]
+	if !ok {
+		w = presenceWords[Unknown]
+	}
+	return w.sentence, w.clause
+}
+
+// Sentence is the check as a finding says it.
+func (c ControllerCheck) Sentence() string {
+	s, _ := c.words()
+	if c.Evidence == "" {
+		return s + "."
+	}
+	return s + ": " + c.Evidence + "."
+}
+
+// Clause is the check as the answer says it, after "held by finalizer X".
+func (c ControllerCheck) Clause() string {
+	_, s := c.words()
+	if c.Evidence == "" {
+		return s
+	}
+	return s + " (" + c.Evidence + ")"
+}
 
 // DryRun is the result of the dry-run patch that removes the finalizers.
 type DryRun struct {
@@ -164,12 +230,14 @@ func (r Report) Finding(id string) (Finding, bool) {
 
 // Evidence file names in the report folder, which findings cite.
 const (
-	PodFile     = "raw/pod.json"
-	NodeFile    = "raw/node.json"
-	LeaseFile   = "raw/lease.json"
-	EventsFile  = "raw/events.json"
-	DryRunFile  = "raw/dry-run.json"
-	KubeletFile = "node/kubelet.txt"
+	PodFile    = "raw/pod.json"
+	NodeFile   = "raw/node.json"
+	LeaseFile  = "raw/lease.json"
+	EventsFile = "raw/events.json"
+	DryRunFile = "raw/dry-run.json"
+	// ControllerManagerFile is kube-controller-manager's leader Lease.
+	ControllerManagerFile = "raw/lease-kube-controller-manager.json"
+	KubeletFile           = "node/kubelet.txt"
 )
 
 // ContainerFile is the saved crictl output for a container.
@@ -283,19 +351,7 @@ func (d *decider) finalizers() {
 		if p.DeletionTimestamp != nil {
 			verdict, level = "holds the object", Blocking
 		}
-		text := fmt.Sprintf("Finalizer %s is set, %s. ", f, who)
-		switch ctl.Present {
-		case Present:
-			text += "A controller that could remove it seems to run: " + ctl.Evidence + "."
-		case Absent:
-			text += "No controller that could remove it seems to run: " + ctl.Evidence + "."
-		default:
-			text += "Whether a controller that could remove it runs is unknown"
-			if ctl.Evidence != "" {
-				text += ": " + ctl.Evidence
-			}
-			text += "."
-		}
+		text := fmt.Sprintf("Finalizer %s is set, %s. ", f, who) + ctl.Sentence()
 		if p.DeletionTimestamp != nil {
 			text += " The API server keeps the object until it is removed, whatever the grace period."
 		}
@@ -332,10 +388,16 @@ func (d *decider) node() {
 		return
 	}
 	node := p.Spec.NodeName
-	if c.Node == nil {
-		d.add(Finding{ID: FindNodeReady, Level: Blocking, Verdict: "missing", Evidence: []string{PodFile + ": spec.nodeName"},
-			Text: fmt.Sprintf("Node %s does not exist: no kubelet will finish the deletion; the pod garbage collector deletes pods bound to missing nodes.", node)})
-	} else {
+	switch {
+	case c.NodeErr != "":
+		d.add(Finding{ID: FindNodeReady, Level: NotChecked, Verdict: "not checked", Evidence: []string{NodeFile},
+			Text: fmt.Sprintf("Node %s was not checked: %s. Nothing is known of it: not whether it is Ready, nor that it exists.", node, c.NodeErr)})
+	case c.NodeGone:
+		d.add(Finding{ID: FindNodeReady, Level: Blocking, Verdict: "missing", Evidence: []string{PodFile + ": spec.nodeName", NodeFile},
+			Text: fmt.Sprintf("Node %s does not exist (the API answered NotFound): no kubelet will finish the deletion. %s", node, d.podGC())})
+	case c.Node == nil:
+		d.add(Finding{ID: FindNodeReady, Level: NotChecked, Verdict: "not checked", Text: fmt.Sprintf("Node %s was not read.", node)})
+	default:
 		ready := condition(c.Node, corev1.NodeReady)
 		switch {
 		case ready == nil:
@@ -355,10 +417,40 @@ func (d *decider) node() {
 	d.kubelet()
 }
 
+// Pod garbage collector timings (k8s.io/kubernetes v1.37.2
+// pkg/controller/podgc): it sweeps every 20 s and deletes a pod bound to a
+// missing node once the node has been missing for its 40 s quarantine.
+const (
+	podGCSweep      = 20 * time.Second
+	podGCQuarantine = 40 * time.Second
+)
+
+// podGC says what the pod garbage collector does with a pod whose node is
+// gone, and why it has not done it yet.
+func (d *decider) podGC() string {
+	p := d.c.Pod
+	s := fmt.Sprintf("The pod garbage collector (in kube-controller-manager) force-deletes pods bound to a node that no longer exists, within %s of the node going (a %s quarantine, a sweep every %s)", podGCQuarantine+podGCSweep, podGCQuarantine, podGCSweep)
+	cm := d.c.ControllerManager
+	switch {
+	case len(p.Finalizers) > 0:
+		return s + fmt.Sprintf("; its delete, like any, leaves the object while finalizers stay: %s.", strings.Join(p.Finalizers, ", "))
+	case cm.Present == Absent:
+		return s + "; it has not, and cannot: kube-controller-manager is not running (" + cm.Evidence + ")."
+	case cm.Present == Unknown:
+		return s + "; whether kube-controller-manager runs was not checked (" + cm.Evidence + ")."
+	}
+	return s + "; kube-controller-manager runs (" + cm.Evidence + "): if the node went longer ago than that, read kube-controller-manager's log for the pod GC."
+}
+
 func (d *decider) lease() {
 	c := d.c
 	node := c.Pod.Spec.NodeName
 	ev := []string{LeaseFile + ": spec.renewTime"}
+	if c.LeaseErr != "" {
+		d.add(Finding{ID: FindNodeLease, Level: NotChecked, Verdict: "not checked", Evidence: []string{LeaseFile},
+			Text: fmt.Sprintf("The Lease of node %s was not checked: %s.", node, c.LeaseErr)})
+		return
+	}
 	if c.Lease == nil || c.Lease.Spec.RenewTime == nil {
 		d.add(Finding{ID: FindNodeLease, Level: Warning, Verdict: "missing", Evidence: ev,
 			Text: fmt.Sprintf("Node %s has no renewed Lease in kube-node-lease: its kubelet's heartbeat cannot be judged.", node)})
@@ -416,10 +508,26 @@ func (d *decider) kubelet() {
 		d.add(Finding{ID: FindKubelet, Level: NotChecked, Verdict: "not checked", Evidence: ev, Text: fmt.Sprintf("Asking systemd on %s about the kubelet failed: %s.", node, k.Err)})
 	case k.Output == "active":
 		d.add(Finding{ID: FindKubelet, Level: Info, Verdict: "active", Evidence: ev, Text: fmt.Sprintf("The kubelet on %s is active (%s).", node, k.Command)})
+	case d.heartbeating():
+		// systemd's unit is down, yet something renews the Lease and keeps
+		// the node Ready: a kubelet outside that unit, or one stopped moments ago.
+		d.add(Finding{ID: FindKubelet, Level: Warning, Verdict: "unit " + k.Output, Evidence: append(ev, LeaseFile+": spec.renewTime", NodeFile+": status.conditions[Ready]"),
+			Text: fmt.Sprintf("systemd's kubelet unit on %s is %s, yet the node's Lease was renewed %s ago and the node is Ready: either the kubelet was stopped within the last %s, or it runs outside that unit. Not judged as stopped.", node, k.Output, round(d.c.At.Sub(d.c.Lease.Spec.RenewTime.Time)), leaseStale)})
 	default:
 		d.add(Finding{ID: FindKubelet, Level: Blocking, Verdict: k.Output, Evidence: ev,
 			Text: fmt.Sprintf("The kubelet on %s is not running (%s: %s): nobody on the node stops the containers or finishes a graceful deletion.", node, k.Command, k.Output)})
 	}
+}
+
+// heartbeating reports whether the node's kubelet shows signs of life from
+// the API alone: a Lease renewed within leaseStale and a Ready node.
+func (d *decider) heartbeating() bool {
+	c := d.c
+	if c.Lease == nil || c.Lease.Spec.RenewTime == nil || c.Node == nil {
+		return false
+	}
+	ready := condition(c.Node, corev1.NodeReady)
+	return c.At.Sub(c.Lease.Spec.RenewTime.Time) <= leaseStale && ready != nil && ready.Status == corev1.ConditionTrue
 }
 
 func (d *decider) containers() {
@@ -624,14 +732,7 @@ func (d *decider) answer() string {
 		if p.DeletionTimestamp != nil {
 			held = "It is held by finalizer " + f
 		}
-		switch ctl.Present {
-		case Absent:
-			s = append(s, held+by+", whose controller is not running ("+ctl.Evidence+").")
-		case Present:
-			s = append(s, held+by+", whose controller seems to run ("+ctl.Evidence+").")
-		default:
-			s = append(s, held+by+"; whether a controller that removes it runs is unknown.")
-		}
+		s = append(s, held+by+ctl.Clause()+".")
 	}
 	kubeletDown := false
 	if k, ok := find(FindKubelet); ok && k.Level == Blocking {
@@ -642,6 +743,9 @@ func (d *decider) answer() string {
 		notReady = true
 	}
 	node := p.Spec.NodeName
+	if d.c.NodeGone {
+		s = append(s, fmt.Sprintf("Its node %s no longer exists, so no kubelet will finish the deletion or stop anything there.", node)+" "+d.podGC())
+	}
 	switch {
 	case kubeletDown && notReady:
 		s = append(s, fmt.Sprintf("The kubelet on %s is not running and the node is NotReady: nobody on the node can stop the containers.", node))
@@ -713,8 +817,11 @@ func (d *decider) advice() []string {
 	}
 	for _, f := range p.Finalizers {
 		ctl := d.c.Controllers[f]
-		if ctl.Present == Absent || ctl.Present == Unknown {
+		switch ctl.Present {
+		case Absent, Unknown:
 			out = append(out, fmt.Sprintf("Safe: bring back the controller that owns %s (or find out who does); it removes the finalizer after its cleanup.", f))
+		case Failing:
+			out = append(out, fmt.Sprintf("Safe: fix the controller that owns %s first (%s): its log and Warning events say why it fails; once it works it removes the finalizer after its cleanup.", f, ctl.Evidence))
 		}
 		out = append(out, fmt.Sprintf("Risky: remove finalizer %s by hand (`kubectl patch pod %s -n %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'`). The cleanup it guards is skipped for good; the object goes at once if its deletion was requested.", f, p.Name, p.Namespace))
 	}
@@ -741,6 +848,8 @@ func (d *decider) advice() []string {
 			} else if len(p.Finalizers) == 0 {
 				out = append(out, "Wait: the kubelet is stopping the container within its grace period.")
 			}
+		case unchecked && d.c.NodeGone:
+			out = append(out, fmt.Sprintf("Node %s no longer exists in the API, so nothing on it can be asked through the cluster. If the machine is gone too, a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) leaves nothing behind. If it still runs (its node object deleted by hand), its containers may run on and its kubelet cannot finish anything: look on the machine itself (crictl ps) first.", node, p.Name, p.Namespace))
 		case unchecked:
 			out = append(out, "Unknown risk: whether the container still runs was not checked; before a force delete or the out-of-service taint, look on the node (crictl ps) or rerun with -nodeaccess.")
 		default:

@@ -121,7 +121,7 @@ func TestFinalizerContradicted(t *testing.T) {
 	})
 	t.Run("its controller runs", func(t *testing.T) {
 		r := Decide(exited(withFinalizer(terminating(), Present)))
-		contains(t, "the answer", r.Answer, "whose controller seems to run")
+		contains(t, "the answer", r.Answer, "whose controller runs")
 		lacks(t, "the answer", r.Answer, "not running")
 	})
 	t.Run("not deleted: carried, not holding", func(t *testing.T) {

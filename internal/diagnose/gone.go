@@ -30,6 +30,9 @@ type GoneCheck struct {
 	Events []corev1.Event
 	// Searched are the nodes asked for containers of the pod, in order.
 	Searched []NodeSearch
+	// NoNodeNamed: no Scheduled event names the pod's node, and every node
+	// was not searched (Source.SearchAllNodes unset): it says how to.
+	NoNodeNamed string
 }
 
 // NodeSearch is `crictl ps -a` on one node for containers labelled with the pod's name.
@@ -87,11 +90,17 @@ func collectGone(ctx context.Context, src Source, namespace, name string, raw Ra
 			}
 		}
 	}
-	if len(nodes) == 0 && src.Nodes != nil {
+	switch {
+	case len(nodes) > 0:
+	case src.SearchAllNodes && src.Nodes != nil:
 		for _, n := range src.Nodes(ctx) {
 			nodes = append(nodes, n)
-			why[n] = "no Scheduled event is left, so every reachable node is searched"
+			why[n] = "no Scheduled event is left, so every reachable node is searched (-allnodes)"
 		}
+	case src.Nodes != nil:
+		// Each node search may start a privileged pod and wait up to a
+		// minute for it: only when asked.
+		g.NoNodeNamed = "no Scheduled event is left to name the node it ran on (events expire after an hour), so no node was searched; rerun with -allnodes (kubectl termlab: --all-nodes) to search every node, one after another"
 	}
 	nodeFor := src.Node
 	if nodeFor == nil {
@@ -124,7 +133,7 @@ func collectGone(ctx context.Context, src Source, namespace, name string, raw Ra
 			raw[PsFile(n)] = stdout.Bytes()
 		}
 		s.Kubelet = kubeletState(cctx, node)
-		raw[KubeletFileOf(n)] = []byte(s.Kubelet.Command + "\n" + s.Kubelet.Output + s.Kubelet.Err + "\n")
+		raw[KubeletFileOf(n)] = s.Kubelet.evidence()
 		cancel()
 		g.Searched = append(g.Searched, s)
 	}
@@ -239,6 +248,8 @@ func decideGone(c Collected, namespace, name string) Report {
 		}
 	case len(checked) > 0 && len(unchecked) == 0:
 		s = append(s, fmt.Sprintf("No container of it runs on %s (crictl).", strings.Join(checked, ", ")))
+	case len(checked) == 0 && len(unchecked) == 0 && g != nil && g.NoNodeNamed != "":
+		s = append(s, "Whether a container of it still runs was not checked: "+g.NoNodeNamed+".")
 	case len(checked) == 0 && len(unchecked) == 0:
 		s = append(s, "No node to search is known (no Scheduled event remains and no node list was given), so whether a container of it still runs was not checked.")
 	default:

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/termlab/termlab/internal/kubelet"
 )
 
 // psOutput is `crictl ps -a -o json` as crictl 1.37 prints it: one running
@@ -153,4 +157,31 @@ func TestPreStopHookMayBeRunning(t *testing.T) {
 	c.Pod.DeletionTimestamp = nil
 	f = mustFind(t, Decide(c), FindTermination)
 	lacks(t, "the termination finding", f.Text, "may be running now")
+}
+
+// A gone pod whose node no Scheduled event names is not searched for on
+// every node (a node pod each, up to a minute each) unless asked.
+func TestGonePodSweepsNodesOnlyWhenAsked(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		asked := 0
+		src := Source{
+			Client:         fake.NewSimpleClientset(),
+			Nodes:          func(context.Context) []string { return []string{"w1", "w2", "w3"} },
+			Node:           func(context.Context, string) (kubelet.Node, string) { asked++; return nil, "no node access in this test" },
+			SearchAllNodes: all,
+		}
+		c, _, err := Collect(context.Background(), src, "ns", "gone")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Decide(c)
+		switch {
+		case !all && (asked != 0 || len(c.Gone.Searched) != 0):
+			t.Errorf("without -allnodes %d nodes were asked, %d searched", asked, len(c.Gone.Searched))
+		case !all:
+			contains(t, "the answer", r.Answer, "no node was searched", "-allnodes")
+		case asked != 3:
+			t.Errorf("with -allnodes %d of 3 nodes were asked", asked)
+		}
+	}
 }

@@ -15,9 +15,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/pager"
 )
 
 // NamespaceCollected is everything DecideNamespace reads about one namespace.
@@ -46,7 +48,16 @@ type NamespaceCollected struct {
 	// Decide); PodsSkipped counts those left out beyond maxPods.
 	Pods        []PodDiagnosis
 	PodsSkipped int
+	// ClaimUsers are, for each remaining PVC held by the PVC protection
+	// finalizer, the pods that still use it ("<pod> (<phase>)"); ClaimUsersErr
+	// says why the pods could not be read.
+	ClaimUsers    map[string][]string
+	ClaimUsersErr string
 }
+
+// PVCProtection is the finalizer the PVC protection controller keeps on a
+// claim while a pod uses it.
+const PVCProtection = "kubernetes.io/pvc-protection"
 
 // DiscoveryCheck is the result of ServerPreferredNamespacedResources: the
 // types it returned, and the groups it could not read.
@@ -160,11 +171,14 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 	raw.put(DiscoveryFile, c.Discovery)
 	if src.Dynamic == nil {
 		c.APIServicesErr = "no dynamic client was given"
-		for i := range c.Types {
-			c.Types[i].ListErr = "no dynamic client was given"
-		}
 	} else {
 		c.APIServices, c.APIServicesErr = listAPIServices(ctx, src, raw)
+	}
+	if src.Metadata == nil {
+		for i := range c.Types {
+			c.Types[i].ListErr = "no metadata client was given"
+		}
+	} else {
 		listRemaining(ctx, src, name, c.Types)
 	}
 	// Keep only the types with something to say.
@@ -200,10 +214,12 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 		}
 	}
 
+	c.ClaimUsers, c.ClaimUsersErr = claimUsers(ctx, src, name, c.Types)
+
 	// Would removing the finalizers be accepted? Pods get theirs in their own diagnosis.
 	n := 0
 	for _, t := range c.Types {
-		if t.GVR == podsGVR || src.Dynamic == nil {
+		if t.GVR == podsGVR || src.Metadata == nil {
 			continue
 		}
 		for _, o := range t.Objects {
@@ -212,7 +228,9 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 			}
 			n++
 			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			_, err := src.Dynamic.Resource(t.GVR).Namespace(name).Patch(cctx, o.Name, types.MergePatchType, []byte(FinalizersPatch),
+			// Through the metadata client: the answer is the object's
+			// metadata, never its body (a Secret's data stays on the server).
+			_, err := src.Metadata.Resource(t.GVR).Namespace(name).Patch(cctx, o.Name, types.MergePatchType, []byte(FinalizersPatch),
 				metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 			cancel()
 			c.DryRuns[ObjectRef(t.Resource, o.Name)] = DryRunResult(FinalizersPatch, err)
@@ -286,9 +304,11 @@ func discoverTypes(ctx context.Context, d discovery.DiscoveryInterface, c *Names
 	return dc
 }
 
-// listRemaining LISTs each type in the namespace, a few at a time, keeping
-// only the metadata: a leftover's spec is not evidence of why it stays, and
-// a Secret's data must never reach the report folder.
+// listRemaining LISTs each type in the namespace, a few at a time, as the
+// namespace controller does: through the metadata client (the server sends
+// metadata only: a leftover's spec is not evidence of why it stays, and a
+// Secret's data never leaves the server) and a pager (a namespace of
+// thousands of objects is read in pages of listPage).
 func listRemaining(ctx context.Context, src Source, namespace string, ts []TypeRemains) {
 	sem := make(chan struct{}, listParallel)
 	var wg sync.WaitGroup
@@ -297,31 +317,94 @@ func listRemaining(ctx context.Context, src Source, namespace string, ts []TypeR
 		sem <- struct{}{}
 		go func(t *TypeRemains) {
 			defer func() { <-sem; wg.Done() }()
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
+			cctx, cancel := context.WithTimeout(ctx, listTimeout)
 			defer cancel()
-			list, err := src.Dynamic.Resource(t.GVR).Namespace(namespace).List(cctx, metav1.ListOptions{})
+			res := src.Metadata.Resource(t.GVR).Namespace(namespace)
+			p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
+				return res.List(cctx, opts)
+			}))
+			p.PageSize = listPage
+			err := p.EachListItem(cctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+				m, ok := obj.(*metav1.PartialObjectMetadata)
+				if !ok {
+					return fmt.Errorf("the metadata LIST of %s gave a %T", t.Resource, obj)
+				}
+				t.Objects = append(t.Objects, remainingObject(m))
+				return nil
+			})
 			if err != nil {
 				t.ListErr = err.Error()
-				return
-			}
-			for _, u := range list.Items {
-				t.Objects = append(t.Objects, remainingObject(&u))
 			}
 		}(&ts[i])
 	}
 	wg.Wait()
 }
 
-func remainingObject(u *unstructured.Unstructured) RemainingObject {
-	o := RemainingObject{Name: u.GetName(), UID: u.GetUID(), DeletionTimestamp: u.GetDeletionTimestamp(),
-		Finalizers: u.GetFinalizers(), OwnerReferences: u.GetOwnerReferences()}
-	mfs := u.GetManagedFields()
+// claimUsers finds, for each remaining PVC held by PVCProtection, the pods
+// of the namespace that still use it: what the PVC protection controller
+// waits for before it removes its finalizer.
+func claimUsers(ctx context.Context, src Source, namespace string, ts []TypeRemains) (map[string][]string, string) {
+	held := map[string]bool{}
+	for _, t := range ts {
+		if t.Resource != "persistentvolumeclaims" {
+			continue
+		}
+		for _, o := range t.Objects {
+			if has(o.Finalizers, PVCProtection) {
+				held[o.Name] = true
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil, ""
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	pods, err := src.Client.CoreV1().Pods(namespace).List(cctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, "listing the pods of namespace " + namespace + ": " + err.Error()
+	}
+	users := map[string][]string{}
+	for claim := range held {
+		users[claim] = nil
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue // the controller does not count a terminal pod as a user
+		}
+		for _, v := range p.Spec.Volumes {
+			claim := ""
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				claim = v.PersistentVolumeClaim.ClaimName
+			case v.Ephemeral != nil:
+				claim = p.Name + "-" + v.Name // a generic ephemeral volume's claim
+			}
+			if held[claim] {
+				users[claim] = append(users[claim], fmt.Sprintf("%s (%s)", p.Name, p.Status.Phase))
+			}
+		}
+	}
+	return users, ""
+}
+
+// listPage is the page size of the LISTs of remaining objects (the
+// namespace controller's pager uses 500 too); listTimeout bounds one
+// type's pages together.
+const (
+	listPage    = 500
+	listTimeout = 60 * time.Second
+)
+
+func remainingObject(m *metav1.PartialObjectMetadata) RemainingObject {
+	o := RemainingObject{Name: m.Name, UID: m.UID, DeletionTimestamp: m.DeletionTimestamp,
+		Finalizers: m.Finalizers, OwnerReferences: m.OwnerReferences}
 	for _, f := range o.Finalizers {
-		if m := ManagerOf(mfs, f); m != "" {
+		if mgr := ManagerOf(m.ManagedFields, f); mgr != "" {
 			if o.Managers == nil {
 				o.Managers = map[string]string{}
 			}
-			o.Managers[f] = m
+			o.Managers[f] = mgr
 		}
 	}
 	return o

@@ -15,6 +15,7 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 )
 
 // failingDiscovery answers like FakeDiscovery, except that one group
@@ -61,7 +62,7 @@ func TestCollectNamespaceKeepsPartialDiscovery(t *testing.T) {
 		}
 		return l
 	}
-	client.Resources = []*metav1.APIResourceList{list("v1", "pods", "pods/log"), list("example.com/v1", "widgets"), list("metrics.k8s.io/v1beta1", "pods")}
+	client.Resources = []*metav1.APIResourceList{list("v1", "pods", "pods/log", "secrets"), list("example.com/v1", "widgets"), list("metrics.k8s.io/v1beta1", "pods")}
 	disco := failingDiscovery{FakeDiscovery: client.Discovery().(*fakediscovery.FakeDiscovery), fail: "metrics.k8s.io/v1beta1"}
 
 	w := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Widget"}}
@@ -87,19 +88,50 @@ func TestCollectNamespaceKeepsPartialDiscovery(t *testing.T) {
 		apiService("v1.", "", "v1", "True", "Local", nil),
 		apiService("v1beta1.metrics.k8s.io", "metrics.k8s.io", "v1beta1", "False", "MissingEndpoints", map[string]any{"namespace": "kube-system", "name": "metrics-server"}))
 
-	c, raw, err := CollectNamespace(context.Background(), Source{Client: withDiscovery{client, disco}, Dynamic: dyn}, "ns")
+	// The leftovers as the metadata client sees them: metadata only. A
+	// Secret with a finalizer is among them; its data must never be asked for.
+	partial := func(apiVersion, kind, name string, finalizers []string, managed []metav1.ManagedFieldsEntry) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Finalizers: finalizers, ManagedFields: managed}}
+	}
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme,
+		partial("example.com/v1", "Widget", "w1", w.GetFinalizers(), w.GetManagedFields()),
+		partial("v1", "Secret", "token", []string{"example.com/keep"}, nil))
+
+	c, raw, err := CollectNamespace(context.Background(), Source{Client: withDiscovery{client, disco}, Dynamic: dyn, Metadata: meta}, "ns")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Discovery.Failed["metrics.k8s.io/v1beta1"]; !strings.Contains(got, errUnavailable.Error()) {
 		t.Errorf("failed groups %v: the metrics group's failure was not kept", c.Discovery.Failed)
 	}
-	if c.Discovery.Types != 2 {
-		t.Errorf("discovered %d types, want 2 (pods, widgets.example.com; no subresource): the partial result was not kept", c.Discovery.Types)
+	if c.Discovery.Types != 3 {
+		t.Errorf("discovered %d types, want 3 (pods, secrets, widgets.example.com; no subresource): the partial result was not kept", c.Discovery.Types)
 	}
-	if len(c.Types) != 1 || c.Types[0].Resource != widgets || len(c.Types[0].Objects) != 1 {
-		t.Fatalf("remaining %+v, want widget w1 alone", c.Types)
+	if len(c.Types) != 2 || c.Types[0].Resource != "secrets" || c.Types[1].Resource != widgets || len(c.Types[1].Objects) != 1 {
+		t.Fatalf("remaining %+v, want secret token and widget w1", c.Types)
 	}
+	// No request ever carried a Secret's body: neither the typed nor the
+	// dynamic client touched secrets; the metadata client did (LIST, dry-run PATCH).
+	for _, a := range append(client.Actions(), dyn.Actions()...) {
+		if a.GetResource().Resource == "secrets" {
+			t.Errorf("%s secrets through a client that returns bodies", a.GetVerb())
+		}
+	}
+	verbs := map[string]bool{}
+	for _, a := range meta.Actions() {
+		if a.GetResource().Resource == "secrets" {
+			verbs[a.GetVerb()] = true
+		}
+	}
+	if !verbs["list"] || !verbs["patch"] {
+		t.Errorf("metadata client's secrets requests %v, want list and the dry-run patch", verbs)
+	}
+	c.Types = c.Types[1:]
 	if m := c.Types[0].Objects[0].Managers[widgetFinalizer]; m != "widget-operator" {
 		t.Errorf("manager of %s: %q", widgetFinalizer, m)
 	}

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -424,18 +425,9 @@ func (d *nsDecider) finalizers() {
 		if m := d.managerOf(h); m != "" {
 			who = "added by " + strings.Join(append([]string{m}, without(h.managers, m)...), ", ") + " (managedFields manager)"
 		}
-		text := fmt.Sprintf("Finalizer %s is on %s, %s. ", h.finalizer, strings.Join(h.refs, ", "), who)
-		switch ctl.Present {
-		case Present:
-			text += "A controller that could remove it seems to run: " + ctl.Evidence + "."
-		case Absent:
-			text += "No controller that could remove it seems to run: " + ctl.Evidence + "."
-		default:
-			text += "Whether a controller that could remove it runs is unknown"
-			if ctl.Evidence != "" {
-				text += ": " + ctl.Evidence
-			}
-			text += "."
+		text := fmt.Sprintf("Finalizer %s is on %s, %s. ", h.finalizer, strings.Join(h.refs, ", "), who) + ctl.Sentence()
+		if h.finalizer == PVCProtection {
+			text += " " + d.claimsInUse()
 		}
 		verdict, level := "set", Info
 		if d.terminating() {
@@ -447,6 +439,31 @@ func (d *nsDecider) finalizers() {
 		}
 		d.add(Finding{ID: FindFinalizer(h.finalizer), Level: level, Verdict: verdict, Text: text, Evidence: ev})
 	}
+}
+
+// claimsInUse says which pods keep the protected claims: the PVC
+// protection controller removes its finalizer only once none uses a claim.
+func (d *nsDecider) claimsInUse() string {
+	c := d.c
+	if c.ClaimUsersErr != "" {
+		return "Which pods still use the claims was not checked: " + c.ClaimUsersErr + "."
+	}
+	var used, free []string
+	for _, claim := range nsKeys(c.ClaimUsers) {
+		if users := c.ClaimUsers[claim]; len(users) > 0 {
+			used = append(used, fmt.Sprintf("persistentvolumeclaims/%s is in use by %s", claim, strings.Join(users, ", ")))
+		} else {
+			free = append(free, "persistentvolumeclaims/"+claim)
+		}
+	}
+	var s []string
+	if len(used) > 0 {
+		s = append(s, "The PVC protection controller keeps it while a pod uses the claim: "+strings.Join(used, "; ")+"; it goes once those pods are gone.")
+	}
+	if len(free) > 0 {
+		s = append(s, "No pod uses "+strings.Join(free, ", ")+" now, so the controller should remove it at its next look.")
+	}
+	return strings.Join(s, " ")
 }
 
 func without(list []string, s string) []string {
@@ -588,14 +605,7 @@ func (d *nsDecider) answer() string {
 				} else if m := objs[0].Managers[f]; m != "" {
 					text += ", added by " + m
 				}
-				switch ctl.Present {
-				case Absent:
-					text += ", whose controller is not running (" + ctl.Evidence + ")"
-				case Present:
-					text += ", whose controller seems to run (" + ctl.Evidence + ")"
-				default:
-					text += "; whether a controller that removes it runs is unknown"
-				}
+				text += ctl.Clause()
 			}
 			parts = append(parts, part{text: text, pod: t.GVR == podsGVR, held: f != "", n: len(objs), resource: t.Resource})
 		}
@@ -636,7 +646,7 @@ func (d *nsDecider) answer() string {
 	}
 	for _, f := range ns.Finalizers {
 		ctl := c.Controllers[f]
-		s = append(s, fmt.Sprintf("The namespace itself carries finalizer %s (metadata.finalizers); its controller is %s.", f, ctl.Present))
+		s = append(s, fmt.Sprintf("The namespace itself carries finalizer %s (metadata.finalizers)%s.", f, ctl.Clause()))
 	}
 	if len(c.Discovery.Failed) > 0 {
 		s = append(s, fmt.Sprintf("Discovery failed for %s: the namespace controller cannot know what is left of those types and keeps the namespace.", strings.Join(nsKeys(c.Discovery.Failed), ", ")))
@@ -651,6 +661,9 @@ func (d *nsDecider) answer() string {
 	}
 	if f, ok := (Report{Findings: d.findings}).Finding(FindDryRun); ok && f.Verdict == "rejected" {
 		s = append(s, "Removing a finalizer by hand would be rejected for some of them (server-side dry run).")
+	}
+	if len(c.ClaimUsers) > 0 || c.ClaimUsersErr != "" {
+		s = append(s, d.claimsInUse())
 	}
 	for _, p := range c.Pods {
 		if p.Err == "" {
@@ -697,8 +710,22 @@ func (d *nsDecider) advice() []string {
 	hs := d.holders()
 	for _, h := range hs {
 		ctl := c.Controllers[h.finalizer]
-		if ctl.Present == Present {
-			out = append(out, fmt.Sprintf("Wait, then look at the controller that owns %s (%s): it seems to run but has not removed the finalizer; its log says why.", h.finalizer, ctl.Evidence))
+		if h.finalizer == PVCProtection && ctl.Present == Present && c.ClaimUsersErr == "" {
+			var users []string
+			for _, claim := range nsKeys(c.ClaimUsers) {
+				users = append(users, c.ClaimUsers[claim]...)
+			}
+			if len(users) > 0 {
+				out = append(out, fmt.Sprintf("Safe: delete (or let finish) the pods that still use the claims: %s; the PVC protection controller then removes %s by itself. Do not remove %s by hand: the volume could be deleted under a running pod.", strings.Join(users, ", "), PVCProtection, PVCProtection))
+				continue
+			}
+		}
+		switch ctl.Present {
+		case Present:
+			out = append(out, fmt.Sprintf("Wait, then look at the controller that owns %s (%s): it runs but has not removed the finalizer; its log says why.", h.finalizer, ctl.Evidence))
+			continue
+		case Failing:
+			out = append(out, fmt.Sprintf("Safe: fix the controller that owns %s first (%s): its log and Warning events say why it fails; once it works it removes the finalizer, and the namespace controller then finishes by itself.", h.finalizer, ctl.Evidence))
 			continue
 		}
 		by := ""
@@ -715,6 +742,9 @@ func (d *nsDecider) advice() []string {
 		for _, o := range t.Objects {
 			if len(o.Finalizers) == 0 {
 				continue
+			}
+			if users := c.ClaimUsers[o.Name]; t.Resource == "persistentvolumeclaims" && len(users) > 0 && slices.Equal(o.Finalizers, []string{PVCProtection}) {
+				continue // never by hand while a pod uses the claim: said above
 			}
 			risky++
 			if risky > 5 {

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -122,7 +121,7 @@ func TestNamespaceControllerPresent(t *testing.T) {
 	c := heldNamespace()
 	c.Controllers[widgetFinalizer] = ControllerCheck{Manager: manager, Present: Present, Evidence: "pod ops/widget-controller-1 runs"}
 	r := DecideNamespace(c)
-	contains(t, "answer", r.Answer, "whose controller seems to run (pod ops/widget-controller-1 runs)")
+	contains(t, "answer", r.Answer, "whose controller runs (pod ops/widget-controller-1 runs)")
 	advice := strings.Join(r.Advice, "\n")
 	contains(t, "advice", advice, "Wait, then look at the controller")
 	lacks(t, "advice", advice, "bring back")
@@ -253,14 +252,11 @@ func TestNamespaceRemainingPod(t *testing.T) {
 
 // remainingObject keeps metadata only and finds each finalizer's manager.
 func TestRemainingObject(t *testing.T) {
-	u := &unstructured.Unstructured{}
-	u.SetName("w1")
-	u.SetFinalizers([]string{widgetFinalizer, "other.example.com/x"})
-	u.SetManagedFields([]metav1.ManagedFieldsEntry{
-		{Manager: "widget-controller", Operation: metav1.ManagedFieldsOperationUpdate,
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"` + widgetFinalizer + `\"":{}}}}`)}},
-	})
-	u.Object["spec"] = map[string]any{"password": "hunter2hunter2"}
+	u := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "w1", Finalizers: []string{widgetFinalizer, "other.example.com/x"},
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "widget-controller", Operation: metav1.ManagedFieldsOperationUpdate,
+				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"` + widgetFinalizer + `\"":{}}}}`)}},
+		}}}
 	o := remainingObject(u)
 	if o.Managers[widgetFinalizer] != "widget-controller" {
 		t.Errorf("managers %v", o.Managers)
@@ -298,4 +294,36 @@ func TestWriteNamespace(t *testing.T) {
 		t.Errorf("report.md does not put the answer first:\n%s", text)
 	}
 	contains(t, "report.md", text, "# diagnose namespace ns", r.Answer, "## What to do, and its risk", "Left out because")
+}
+
+// A PVC held by the PVC protection finalizer names the pods that still use
+// it, and the advice is to let them go, never to strip the finalizer.
+func TestPVCInUseNamesItsPods(t *testing.T) {
+	c := heldNamespace()
+	deleted := c.Namespace.DeletionTimestamp
+	c.Types = []TypeRemains{{Resource: "persistentvolumeclaims", GVR: schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, Kind: "PersistentVolumeClaim",
+		Objects: []RemainingObject{{Name: "data", UID: "uid-data", DeletionTimestamp: deleted, Finalizers: []string{PVCProtection}}}}}
+	c.Controllers = map[string]ControllerCheck{PVCProtection: {Manager: "kube-controller-manager", Present: Present, Evidence: "Lease kube-system/kube-controller-manager was renewed 1s ago"}}
+	c.DryRuns = nil
+	c.ClaimUsers = map[string][]string{"data": {"db-0 (Running)"}}
+	r := DecideNamespace(c)
+	f := mustFindNS(t, r, FindFinalizer(PVCProtection))
+	contains(t, "the finding", f.Text, "persistentvolumeclaims/data is in use by db-0 (Running)")
+	contains(t, "the answer", r.Answer, "in use by db-0 (Running)")
+	found := false
+	for _, a := range r.Advice {
+		if strings.Contains(a, "pods that still use the claims: db-0 (Running)") {
+			found = true
+		}
+		lacks(t, "advice", a, "kubectl patch")
+	}
+	if !found {
+		t.Errorf("advice does not name the pod using the claim: %v", r.Advice)
+	}
+
+	// The contradiction: no pod uses it; then nothing is named as its user.
+	c.ClaimUsers = map[string][]string{"data": nil}
+	r = DecideNamespace(c)
+	lacks(t, "the answer", r.Answer, "in use by")
+	contains(t, "the answer", r.Answer, "No pod uses persistentvolumeclaims/data now")
 }

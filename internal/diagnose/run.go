@@ -16,6 +16,9 @@ type Result struct {
 	Namespace *NamespaceSummary
 	Dir       string
 	Took      time.Duration
+	// Watched is the last look of a --watch after the diagnosis (nil
+	// without one); Watched.Exists: still there when the watch ended.
+	Watched *Look
 }
 
 // ParsePod splits "<namespace>/<name>".

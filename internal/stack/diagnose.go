@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -139,7 +140,11 @@ func diagnoseClients(cfg *rest.Config, desc string) (diagnose.Source, *rest.Conf
 	if err != nil {
 		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a dynamic client from %s: %w", desc, err)
 	}
-	return diagnose.Source{Client: client, Dynamic: dyn, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}, cfg, client, nil
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a metadata client from %s: %w", desc, err)
+	}
+	return diagnose.Source{Client: client, Dynamic: dyn, Metadata: meta, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}, cfg, client, nil
 }
 
 // realNodes are the cluster's nodes that run a kubelet (not kwok's fake ones).

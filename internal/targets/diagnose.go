@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/diagnose"
@@ -25,7 +26,20 @@ type Diagnosis struct {
 	// cancelled (Ctrl-C): the deletes are sent at once either way. mage ends
 	// a target 5 s after Ctrl-C; the binary can wait longer.
 	AfterInterrupt time.Duration
+	// AllNodes: a gone pod whose node no event names is searched for on
+	// every node (-allnodes, --all-nodes).
+	AllNodes bool
+	// Watch, when > 0: after the diagnosis, look again every WatchEvery
+	// and say what changed (Say) until the object is gone or Watch is up.
+	Watch time.Duration
+	Say   func(string)
 }
+
+// DefaultWatch is how long -watch watches at most.
+const DefaultWatch = 10 * time.Minute
+
+// WatchEvery is how often --watch looks again.
+const WatchEvery = 5 * time.Second
 
 // Diagnose runs d on what src reads and always runs cleanup (it removes the
 // node pods), with a context of its own: ctx may be cancelled already.
@@ -41,20 +55,44 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 			err = errors.Join(err, fmt.Errorf("removing the node pods: %w", cerr))
 		}
 	}()
+	src.SearchAllNodes = d.AllNodes
+	look := func(ctx context.Context) (diagnose.Look, error) { return diagnose.PodLook(ctx, src, d.Namespace, d.Pod) }
 	if d.Pod != "" {
-		return diagnose.Run(ctx, src, d.Namespace, d.Pod, d.ResultsDir)
+		res, err = diagnose.Run(ctx, src, d.Namespace, d.Pod, d.ResultsDir)
+	} else {
+		look = func(ctx context.Context) (diagnose.Look, error) { return diagnose.NamespaceLook(ctx, src, d.Namespace) }
+		done := log.Step("diagnosing namespace " + d.Namespace)
+		res, err = diagnose.RunNamespace(ctx, src, d.Namespace, d.ResultsDir)
+		done(err)
 	}
-	done := log.Step("diagnosing namespace " + d.Namespace)
-	res, err = diagnose.RunNamespace(ctx, src, d.Namespace, d.ResultsDir)
-	done(err)
-	return res, err
+	if err != nil || d.Watch <= 0 {
+		return res, err
+	}
+	say := d.Say
+	if say == nil {
+		say = func(s string) { log.Infof("%s", s) }
+	}
+	say(fmt.Sprintf("watching: looking again every %s for up to %s (Ctrl-C ends it)", WatchEvery, d.Watch))
+	wctx, cancel := context.WithTimeout(ctx, d.Watch)
+	defer cancel()
+	last, werr := diagnose.Watch(wctx, WatchEvery, look, say)
+	res.Watched = &last
+	if werr != nil && ctx.Err() == nil && last.Exists {
+		say(fmt.Sprintf("still there after %s: %s", d.Watch, strings.Join(last.Held, " | ")))
+		return res, nil
+	}
+	return res, werr
 }
 
 // DiagnoseMage is the mage target diagnose: -pod=<ns>/<name> or
 // -namespace=<ns>, [-kubeconfig=<file>] [-nodeaccess]; the report folder goes
 // under the checkout's results/.
-func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *string, nodeAccess *bool) error {
+func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *string, nodeAccess, allNodes, watch *bool) error {
 	var d Diagnosis
+	d.AllNodes = allNodes != nil && *allNodes
+	if watch != nil && *watch {
+		d.Watch = DefaultWatch
+	}
 	switch {
 	case pod != nil && namespace != nil:
 		return errors.New("diagnose takes -pod=<namespace>/<name> or -namespace=<namespace>, not both")
@@ -86,5 +124,8 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 		return err
 	}
 	fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
+	if res.Watched != nil && res.Watched.Exists {
+		return fmt.Errorf("still there after watching %s", d.Watch)
+	}
 	return nil
 }
