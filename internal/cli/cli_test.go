@@ -228,4 +228,3 @@ func TestDiagnoseWithoutKubeconfig(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
 	}
 }
-

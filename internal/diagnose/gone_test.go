@@ -165,9 +165,12 @@ func TestGonePodSweepsNodesOnlyWhenAsked(t *testing.T) {
 	for _, all := range []bool{false, true} {
 		asked := 0
 		src := Source{
-			Client:         fake.NewSimpleClientset(),
-			Nodes:          func(context.Context) []string { return []string{"w1", "w2", "w3"} },
-			Node:           func(context.Context, string) (kubelet.Node, string) { asked++; return nil, "no node access in this test" },
+			Client: fake.NewSimpleClientset(),
+			Nodes:  func(context.Context) []string { return []string{"w1", "w2", "w3"} },
+			Node: func(context.Context, string) (kubelet.Node, string) {
+				asked++
+				return nil, "no node access in this test"
+			},
 			SearchAllNodes: all,
 		}
 		c, _, err := Collect(context.Background(), src, "ns", "gone")

@@ -56,7 +56,9 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 		}
 	}()
 	src.SearchAllNodes = d.AllNodes
-	look := func(ctx context.Context) (diagnose.Look, error) { return diagnose.PodLook(ctx, src, d.Namespace, d.Pod) }
+	look := func(ctx context.Context) (diagnose.Look, error) {
+		return diagnose.PodLook(ctx, src, d.Namespace, d.Pod)
+	}
 	if d.Pod != "" {
 		res, err = diagnose.Run(ctx, src, d.Namespace, d.Pod, d.ResultsDir)
 	} else {
