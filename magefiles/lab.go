@@ -51,5 +51,7 @@ func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by
 	return targets.LabScale(ctx, nodes, pods, finalizers, stageset, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
 }
 
-// All runs every lab of the registry (labs/registry.go) in order.
-func (Lab) All(ctx context.Context) error { return targets.LabAll(ctx) }
+// All runs every lab of the registry (labs/registry.go) in order; it takes every lab's flags (-by, -kubeconfig, -context, -nodeaccess, -allownodefaults).
+func (Lab) All(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string) error {
+	return targets.LabAll(ctx, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, AllowNodeFaults: allownodefaults})
+}

@@ -40,9 +40,10 @@ func labCommands() []*cobra.Command {
 		}
 		cmds = append(cmds, cmd)
 	}
-	all := repoCommand("lab:all", "Runs every lab of the registry (labs/registry.go) in order", func(ctx context.Context, _ *cobra.Command) error {
-		return targets.LabAll(ctx)
+	all := repoCommand("lab:all", "Runs every lab of the registry (labs/registry.go) in order", func(ctx context.Context, cmd *cobra.Command) error {
+		return targets.LabAll(ctx, labFlags(cmd))
 	})
+	addLabFlags(all, true)
 	return append(cmds, all)
 }
 

@@ -49,8 +49,9 @@ func LabScale(ctx context.Context, nodes, pods, finalizers *int, stageset *strin
 	return Lab(ctx, "scale", f)
 }
 
-// LabAll is lab:all: every lab of the registry (labs/registry.go), in order.
-func LabAll(ctx context.Context) error { return Labs(ctx, LabFlags{}, labs.All...) }
+// LabAll is lab:all: every lab of the registry (labs/registry.go), in
+// order, on the cluster the flags name (the same flags as each lab).
+func LabAll(ctx context.Context, f LabFlags) error { return Labs(ctx, f, labs.All...) }
 
 // Labs runs the labs in order on the cluster the flags name (termlab's own,
 // brought up if needed, by default), then writes the index of runs.
