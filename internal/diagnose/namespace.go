@@ -368,24 +368,36 @@ func claimUsers(ctx context.Context, src Source, namespace string, ts []TypeRema
 	for claim := range held {
 		users[claim] = nil
 	}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue // the controller does not count a terminal pod as a user
-		}
+	for i := range pods.Items {
+		p := &pods.Items[i]
 		for _, v := range p.Spec.Volumes {
-			claim := ""
-			switch {
-			case v.PersistentVolumeClaim != nil:
-				claim = v.PersistentVolumeClaim.ClaimName
-			case v.Ephemeral != nil:
-				claim = p.Name + "-" + v.Name // a generic ephemeral volume's claim
-			}
-			if held[claim] {
+			if claim := claimUsedBy(p, v); held[claim] {
 				users[claim] = append(users[claim], fmt.Sprintf("%s (%s)", p.Name, p.Status.Phase))
 			}
 		}
 	}
 	return users, ""
+}
+
+// claimUsedBy is the claim volume v of pod p keeps from deletion, as the
+// PVC protection controller decides it (k8s.io/kubernetes v1.37.2
+// pkg/controller/volume/pvcprotection, podUsesPVCForDeletion): only a
+// scheduled pod uses a claim; a persistentVolumeClaim volume does whatever
+// the pod's phase (a pod stopped by the kubelet but kept by a finalizer
+// still holds it); a generic ephemeral volume's claim not once the pod is
+// shut down (deleted with grace period 0). "" when it keeps none.
+func claimUsedBy(p *corev1.Pod, v corev1.Volume) string {
+	if p.Spec.NodeName == "" {
+		return ""
+	}
+	shutDown := p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds == 0
+	switch {
+	case v.PersistentVolumeClaim != nil:
+		return v.PersistentVolumeClaim.ClaimName
+	case v.Ephemeral != nil && !shutDown:
+		return p.Name + "-" + v.Name // a generic ephemeral volume's claim
+	}
+	return ""
 }
 
 // listPage is the page size of the LISTs of remaining objects (the

@@ -327,3 +327,34 @@ func TestPVCInUseNamesItsPods(t *testing.T) {
 	lacks(t, "the answer", r.Answer, "in use by")
 	contains(t, "the answer", r.Answer, "No pod uses persistentvolumeclaims/data now")
 }
+
+// The claims a pod keeps, as the PVC protection controller counts them.
+func TestClaimUsedBy(t *testing.T) {
+	zero := int64(0)
+	gone := metav1.NewTime(now)
+	pvc := corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}
+	eph := corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}}
+	pod := func(node string, phase corev1.PodPhase, forceDeleted bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "db-0"}, Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+		if forceDeleted {
+			p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &gone, &zero
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		what string
+		p    *corev1.Pod
+		v    corev1.Volume
+		want string
+	}{
+		{"running", pod("w1", corev1.PodRunning, false), pvc, "data"},
+		{"stopped by the kubelet, kept by a finalizer", pod("w1", corev1.PodSucceeded, true), pvc, "data"},
+		{"never scheduled", pod("", corev1.PodPending, false), pvc, ""},
+		{"ephemeral, running", pod("w1", corev1.PodRunning, false), eph, "db-0-scratch"},
+		{"ephemeral, shut down", pod("w1", corev1.PodSucceeded, true), eph, ""},
+	} {
+		if got := claimUsedBy(tc.p, tc.v); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.what, got, tc.want)
+		}
+	}
+}
