@@ -557,7 +557,8 @@ func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool
 		return err
 	}
 	took := time.Since(began)
-	pace := fmt.Sprintf("%d finalizer releases by %s in %.1f s (%.2f s each, %d at once)", len(names), r.ActedBy(), took.Seconds(), took.Seconds()/float64(max(len(names), 1)), min(workers, len(names)))
+	each := (took / time.Duration(max(len(names), 1))).Round(time.Millisecond)
+	pace := fmt.Sprintf("%d finalizer releases by %s in %.1f s (%s each, %d at once)", len(names), r.ActedBy(), took.Seconds(), each, min(workers, len(names)))
 	started("the last of " + pace)
 	r.Rec.Notef("%s", pace)
 	r.Infof("%s", pace)
