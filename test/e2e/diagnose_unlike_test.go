@@ -172,14 +172,26 @@ func (r *unlikeRun) cleanup(t *testing.T) {
 		}
 	}
 	var left string
+	nudged := time.Now()
 	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		nss, err := core.Namespaces().List(ctx, r.selector())
 		if err != nil {
 			return false, nil
 		}
+		// The namespace controller requeues a namespace after half its pods'
+		// grace period (150 s for a 300 s one) or a back-off of up to a
+		// minute; a metadata change requeues it within seconds.
+		nudge := time.Since(nudged) > 10*time.Second
+		if nudge {
+			nudged = time.Now()
+		}
 		left = ""
 		for _, ns := range nss.Items {
 			left += fmt.Sprintf(" %s (%s %v)", ns.Name, ns.Status.Phase, ns.Status.Conditions)
+			if nudge {
+				p := fmt.Sprintf(`{"metadata":{"annotations":{"termlab.dev/requeue":"%d"}}}`, nudged.Unix())
+				_, _ = core.Namespaces().Patch(ctx, ns.Name, types.MergePatchType, []byte(p), metav1.PatchOptions{})
+			}
 		}
 		return len(nss.Items) == 0, nil
 	}); err != nil {
@@ -1042,6 +1054,25 @@ func TestDiagnoseNamespaceHeldByUnavailableAPIService(t *testing.T) {
 	if _, err := r.dyn.Resource(apiServiceGVR).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Reaching a state: the aggregator has found the Service without endpoints.
+	var available string
+	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		u, err := r.dyn.Resource(apiServiceGVR).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, _ := c.(map[string]any); m["type"] == "Available" {
+				available = fmt.Sprintf("%v (%v: %v)", m["status"], m["reason"], m["message"])
+				return m["status"] == "False", nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("APIService %s never became unavailable (%v); last: %s", name, err, available)
+	}
+	t.Logf("APIService %s: Available=%s", name, available)
 	if err := r.env.Client.CoreV1().Namespaces().Delete(ctx, held, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
