@@ -845,20 +845,11 @@ func TestDiagnosePodOnDeletedNode(t *testing.T) {
 	}
 }
 
-// TestDiagnosePVCInUse deletes a namespace whose pod uses a claim. The
-// namespace controller deletes pods first; the pod is in its grace period,
-// still Running, and carries a finalizer. Diagnose of the namespace must
-// name the pod as what keeps the claim (the PVC protection controller's
-// finalizer), and advise letting it go, not stripping kubernetes.io/pvc-protection.
-func TestDiagnosePVCInUse(t *testing.T) {
-	r := startUnlike(t)
-	// The pod's grace period is long: cleanup force-deletes it.
-	r.forceDelete = true
-	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
-	defer cancel()
-	ns := r.namespace(ctx, t, "diag-pvc")
-	worker := r.env.Workers[0]
-	finalizer := r.group + "/cleanup"
+// claimOnWorker makes a hostPath PersistentVolume on worker (a folder under
+// /tmp of the node, removed in cleanup) and a claim in ns bound to it by
+// name, and waits until it is Bound. It returns the claim's name.
+func (r *unlikeRun) claimOnWorker(ctx context.Context, t *testing.T, ns string, worker cluster.Node) string {
+	t.Helper()
 	dir := "/tmp/termlab-" + r.id
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -867,7 +858,6 @@ func TestDiagnosePVCInUse(t *testing.T) {
 			t.Errorf("cleanup: removing the hostPath folder: %v", err)
 		}
 	})
-
 	pvName := "diag-pvc-" + r.id
 	hostPathType := corev1.HostPathDirectoryOrCreate
 	size := resource.MustParse("1Mi")
@@ -903,26 +893,28 @@ func TestDiagnosePVCInUse(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("claim %s never Bound to %s: %v", claim, pvName, err)
 	}
-	// Heartbeat beats on for 4 minutes after SIGTERM, within a 5-minute
-	// grace period: the pod stays Running while the namespace is deleted.
-	r.runPod(ctx, t, r.pod(ns, heldPod{name: "held", node: worker.String(), finalizer: finalizer, grace: 300,
-		args: []string{"--interval=1s", "--term-delay=240s"}, claims: []string{claim}}), "")
+	return claim
+}
 
+// deleteNamespaceUntil deletes the namespace and waits until the namespace
+// controller has acted on it (its deletion conditions written) and pod
+// satisfies done. With pods left the controller reports no
+// ContentRemaining (ordered deletion returns before counting anything but
+// pods: pkg/controller/namespace/deletion deleteAllContent), so that is not
+// what is waited for.
+func (r *unlikeRun) deleteNamespaceUntil(ctx context.Context, t *testing.T, ns, pod string, done func(*corev1.Pod) bool) {
+	t.Helper()
 	if err := r.env.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deleted := time.Now()
-	// Reaching a state: the namespace controller has acted (the pod has its
-	// deletionTimestamp and the namespace its deletion conditions). With
-	// pods left it reports no ContentRemaining (ordered deletion: it returns
-	// before counting anything but pods), so that is not waited for.
 	var last string
 	if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		n, err := r.env.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
-		p, err := r.env.Client.CoreV1().Pods(ns).Get(ctx, "held", metav1.GetOptions{})
+		p, err := r.env.Client.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
@@ -931,11 +923,32 @@ func TestDiagnosePVCInUse(t *testing.T) {
 			last += fmt.Sprintf(" %s=%s (%s)", c.Type, c.Status, c.Message)
 		}
 		last += fmt.Sprintf("; pod %s, deletionTimestamp %v", p.Status.Phase, p.DeletionTimestamp)
-		return len(n.Status.Conditions) > 0 && p.DeletionTimestamp != nil, nil
+		return len(n.Status.Conditions) > 0 && p.DeletionTimestamp != nil && done(p), nil
 	}); err != nil {
-		t.Fatalf("the namespace controller never acted on %s: %v; last: %s", ns, err, last)
+		t.Fatalf("namespace %s never reached the state to diagnose: %v; last: %s", ns, err, last)
 	}
 	t.Logf("%s after the namespace delete: %s", time.Since(deleted).Round(time.Millisecond), last)
+}
+
+// TestDiagnosePVCInUse deletes a namespace whose pod uses a claim. The
+// namespace controller deletes pods first; the pod is in its grace period,
+// still Running, and carries a finalizer. Diagnose of the namespace must
+// name the pod as what keeps the claim (the PVC protection controller's
+// finalizer), and advise letting it go, not stripping kubernetes.io/pvc-protection.
+func TestDiagnosePVCInUse(t *testing.T) {
+	r := startUnlike(t)
+	// The pod's grace period is long: cleanup force-deletes it.
+	r.forceDelete = true
+	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
+	defer cancel()
+	ns := r.namespace(ctx, t, "diag-pvc")
+	worker := r.env.Workers[0]
+	claim := r.claimOnWorker(ctx, t, ns, worker)
+	// Heartbeat beats on for 4 minutes after SIGTERM, within a 5-minute
+	// grace period: the pod stays Running while the namespace is deleted.
+	r.runPod(ctx, t, r.pod(ns, heldPod{name: "held", node: worker.String(), finalizer: r.group + "/cleanup", grace: 300,
+		args: []string{"--interval=1s", "--term-delay=240s"}, claims: []string{claim}}), "")
+	r.deleteNamespaceUntil(ctx, t, ns, "held", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 
 	res, err := diagnose.RunNamespace(ctx, ownSource(ctx, t), ns, project.ResultsDir(r.root))
 	if err != nil {
@@ -951,6 +964,61 @@ func TestDiagnosePVCInUse(t *testing.T) {
 	advice := strings.Join(rep.Advice, "\n")
 	wantIn(t, "the advice", advice, "pods that still use the claims: held (Running)")
 	wantNotIn(t, "the advice", advice, "kubectl patch persistentvolumeclaims "+claim)
+}
+
+// TestDiagnosePVCOfAStoppedPod is TestDiagnosePVCInUse after the kubelet
+// has stopped the pod: its finalizer keeps it, in phase Succeeded. The PVC
+// protection controller (k8s v1.37.2 pkg/controller/volume/pvcprotection
+// podUsesPVCForDeletion) counts every scheduled pod that still exists and
+// names the claim in a persistentVolumeClaim volume, whatever its phase:
+// the claim stays while this pod does. The test shows it on the cluster
+// itself (the claim, deleted, keeps its finalizer while the pod is there)
+// and wants diagnose to say the same, never "no pod uses it".
+func TestDiagnosePVCOfAStoppedPod(t *testing.T) {
+	r := startUnlike(t)
+	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
+	defer cancel()
+	ns := r.namespace(ctx, t, "diag-pvc-stopped")
+	worker := r.env.Workers[0]
+	claim := r.claimOnWorker(ctx, t, ns, worker)
+	r.runPod(ctx, t, r.pod(ns, heldPod{name: "held", node: worker.String(), finalizer: r.group + "/cleanup", claims: []string{claim}}), "")
+	r.deleteNamespaceUntil(ctx, t, ns, "held", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+
+	res, err := diagnose.RunNamespace(ctx, ownSource(ctx, t), ns, project.ResultsDir(r.root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logDiagnosis(t, "namespace "+ns, res)
+	rep := res.Summary.Report
+
+	// What the controller does: the claim, deleted now, keeps its
+	// finalizer while the stopped pod exists. The controller acts on a
+	// claim's update within a second; a claim it found unused would be
+	// gone long before kept ends.
+	const kept = 20 * time.Second
+	if err := r.env.Client.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, claim, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var still *corev1.PersistentVolumeClaim
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, kept, true, func(ctx context.Context) (bool, error) {
+		c, err := r.env.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		still = c
+		return false, nil
+	})
+	if err == nil {
+		t.Fatalf("the PVC protection controller let claim %s go while the stopped pod held exists: this test's premise is wrong", claim)
+	}
+	t.Logf("claim %s deleted %s ago still has finalizers %v: the PVC protection controller counts the stopped pod as its user", claim, kept, still.Finalizers)
+
+	f := mustFinding(t, rep, diagnose.FindFinalizer(diagnose.PVCProtection), diagnose.Blocking, "holds the namespace")
+	wantIn(t, "the pvc-protection finding", f.Text, "persistentvolumeclaims/"+claim+" is in use by held (")
+	wantNotIn(t, "the pvc-protection finding", f.Text, "No pod uses", "should remove it at its next look")
+	wantNotIn(t, "the answer", rep.Answer, "No pod uses", "should remove it at its next look")
 }
 
 // TestDiagnoseWatchSeesTheRelease watches a pod held by a finalizer with
