@@ -19,8 +19,13 @@ import (
 	"github.com/termlab/termlab/internal/targets"
 )
 
-// Default is what `go tool mage` alone runs: every lab on a cluster it brings up.
-var Default = Lab.All
+// Default is what `go tool mage` alone runs: every lab on a cluster it
+// brings up. (mage cannot make a target with flags the default, so it is
+// lab:all's flagless twin.)
+var Default = Labs
+
+// Labs runs every lab on termlab's cluster, bringing it up if needed: what `go tool mage` alone runs; lab:all takes flags.
+func Labs(ctx context.Context) error { return targets.LabAll(ctx, targets.LabFlags{}) }
 
 // Cluster targets manage the kind + kwok cluster.
 type Cluster mg.Namespace
