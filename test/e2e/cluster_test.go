@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -188,5 +189,18 @@ func TestPodRunsOnKwokNode(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("pod ran on %s, not on a kwok node %v", running.Spec.NodeName, env.FakeNodes)
+	}
+}
+
+// deleteNamespaceAndWait deletes a test's namespace and waits (within ctx)
+// until it is gone; a namespace still there is a test failure.
+func deleteNamespaceAndWait(ctx context.Context, t *testing.T, core corev1client.CoreV1Interface, ns string) {
+	t.Helper()
+	_ = core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := core.Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Errorf("namespace %s is still there after the test", ns)
 	}
 }

@@ -60,13 +60,7 @@ func TestDiagnoseNamesThePolicyThatRefusesTheFinalizerPatch(t *testing.T) {
 		if err != nil {
 			t.Errorf("removing the finalizer after the test: %v", err)
 		}
-		_ = core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := core.Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		}); err != nil {
-			t.Errorf("namespace %s is still there after the test", ns)
-		}
+		deleteNamespaceAndWait(ctx, t, core, ns)
 	})
 
 	fail := admissionregistrationv1.Fail

@@ -18,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/termlab/termlab/internal/cli"
 	"github.com/termlab/termlab/internal/diagnose"
@@ -78,13 +77,7 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		if _, err := core.Pods(ns).Patch(ctx, name, types.MergePatchType, []byte(diagnose.FinalizersPatch), metav1.PatchOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("removing the finalizer after the test: %v", err)
 		}
-		_ = core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
-		if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-			_, err := core.Namespaces().Get(ctx, ns, metav1.GetOptions{})
-			return apierrors.IsNotFound(err), nil
-		}); err != nil {
-			t.Errorf("namespace %s is still there after the test", ns)
-		}
+		deleteNamespaceAndWait(ctx, t, core, ns)
 	})
 
 	worker := env.Workers[0].String()
