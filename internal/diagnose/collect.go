@@ -313,9 +313,14 @@ func ControllerPodMatch(p *corev1.Pod, m string) string {
 }
 
 // workloadPod matches the pod names a Deployment (<name>-<hash>-<5>), a
-// StatefulSet (<name>-<ordinal>) or a DaemonSet (<name>-<5>) gives name's pods.
+// StatefulSet (<name>-<ordinal>) or a DaemonSet (<name>-<5>) gives name's
+// pods. Hashes and random suffixes come from apimachinery's safe alphabet
+// (no vowels, no 0, 1, 3: rand.SafeEncodeString), so a word such as
+// "control-plane" is never taken for one: manager "termlab" must not match
+// kube-controller-manager's Lease holder termlab-control-plane_<uuid>.
 func workloadPod(name string) *regexp.Regexp {
-	return regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `-([a-z0-9]{6,10}-[a-z0-9]{5}|[0-9]+|[a-z0-9]{5})$`)
+	const safe = `[bcdfghjklmnpqrstvwxz2456789]`
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(name) + `-(` + safe + `{6,10}-` + safe + `{5}|[0-9]+|` + safe + `{5})$`)
 }
 
 // LeaseMatch reports whether leader Lease l is the controller m's, exactly:

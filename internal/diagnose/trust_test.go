@@ -112,7 +112,7 @@ func TestKubeletUnitReadAgainstTheLease(t *testing.T) {
 // A controller found but failing is "running, but failing", never "runs".
 func TestFailingControllerIsItsOwnFinding(t *testing.T) {
 	c := withFinalizer(exited(terminating()), Failing)
-	c.Controllers[finalizer] = ControllerCheck{Manager: "manager", Present: Failing, Evidence: "pod ops/widget-operator-5d8f7c9b4-abcde (container manager) container manager is waiting (CrashLoopBackOff)"}
+	c.Controllers[finalizer] = ControllerCheck{Manager: "manager", Present: Failing, Evidence: "pod ops/widget-operator-5d8f7c9b4-x7kqz (container manager) container manager is waiting (CrashLoopBackOff)"}
 	r := Decide(c)
 	f := mustFind(t, r, FindFinalizer(finalizer))
 	contains(t, "the finding", f.Text, "running, but failing", "CrashLoopBackOff")
@@ -135,12 +135,12 @@ func TestControllerPodMatchIsExact(t *testing.T) {
 	}{
 		// kubebuilder's default field manager must not match kube-controller-manager.
 		{pod("kube-system", "kube-controller-manager-termlab-control-plane", map[string]string{"component": "kube-controller-manager"}, "kube-controller-manager"), "manager", false},
-		{pod("ops", "manager-5d8f7c9b4-abcde", nil, "app"), "manager", true},
-		{pod("ops", "widget-operator-5d8f7c9b4-abcde", nil, "manager"), "manager", true},
+		{pod("ops", "manager-5d8f7c9b4-x7kqz", nil, "app"), "manager", true},
+		{pod("ops", "widget-operator-5d8f7c9b4-x7kqz", nil, "manager"), "manager", true},
 		{pod("ops", "widget-0", nil, "app"), "widget", true},
 		{pod("ops", "widgetmaker-0", nil, "app"), "widget", false},
 		{pod("ops", "x", map[string]string{"app.kubernetes.io/name": "widget"}, "app"), "widget", true},
-		{pod("ops", "cert-manager-cainjector-5d8f7c9b4-abcde", nil, "cert-manager-cainjector"), "cert-manager", false},
+		{pod("ops", "cert-manager-cainjector-5d8f7c9b4-x7kqz", nil, "cert-manager-cainjector"), "cert-manager", false},
 	} {
 		if got := ControllerPodMatch(tc.pod, tc.m) != ""; got != tc.match {
 			t.Errorf("%s/%s against %q: match %v, want %v", tc.pod.Namespace, tc.pod.Name, tc.m, got, tc.match)
@@ -151,7 +151,12 @@ func TestControllerPodMatchIsExact(t *testing.T) {
 	if LeaseMatch(kcm, "manager") {
 		t.Error("manager matched kube-controller-manager's Lease")
 	}
-	op := "widget-operator-5d8f7c9b4-abcde_1234"
+	// kind names the control plane <cluster>-control-plane: a client whose
+	// field manager is the cluster's name is not kube-controller-manager.
+	if LeaseMatch(kcm, "termlab") {
+		t.Error("termlab matched kube-controller-manager's Lease held by termlab-control-plane")
+	}
+	op := "widget-operator-5d8f7c9b4-x7kqz_1234"
 	if !LeaseMatch(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "1a2b3c.example.com"}, Spec: coordinationv1.LeaseSpec{HolderIdentity: &op}}, "widget-operator") {
 		t.Error("a Lease held by widget-operator's pod did not match widget-operator")
 	}
