@@ -1191,3 +1191,42 @@ func TestDiagnoseNamespaceHeldByUnavailableAPIService(t *testing.T) {
 	advice := strings.Join(rep.Advice, "\n")
 	wantIn(t, "the advice", advice, "Safe: fix APIService "+name, "kubectl delete apiservice "+name)
 }
+
+// TestDiagnoseFinalizerOfAClientIsNotTheControlPlanes holds a pod by a
+// finalizer that termlab's own client added: field manager "termlab"
+// (cluster.UserAgent), which is also the kind cluster's name, so the
+// control-plane node is termlab-control-plane and holds the leader Leases of
+// kube-controller-manager and kube-scheduler (holderIdentity
+// termlab-control-plane_<uuid>). Nothing will come back to remove this
+// finalizer: diagnose must not take a Lease held by the control-plane node
+// for its controller ("termlab-control-plane" is not a pod of a workload
+// named termlab: "control" and "plane" are no pod-template hash or pod
+// suffix, whose letters have no vowels).
+func TestDiagnoseFinalizerOfAClientIsNotTheControlPlanes(t *testing.T) {
+	r := startUnlike(t)
+	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
+	defer cancel()
+	ns := r.namespace(ctx, t, "diag-client")
+	finalizer := r.group + "/cleanup"
+	manager := cluster.UserAgent
+	if cp := r.env.ControlPlane.String(); cp != manager+"-control-plane" {
+		t.Fatalf("the control plane is %s, not %s-control-plane: this case needs a cluster named %s", cp, manager, manager)
+	}
+	// Never scheduled: no node is involved, only the controller check.
+	p := r.pod(ns, heldPod{name: "held", node: "termlab-no-such-node", finalizer: finalizer})
+	if _, err := r.env.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.env.Client.CoreV1().Pods(ns).Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep := r.diagnosePod(ctx, t, ownSource(ctx, t), ns, "held")
+
+	f := mustFinding(t, rep, diagnose.FindFinalizer(finalizer), diagnose.Blocking, "holds the object")
+	wantIn(t, "the finalizer finding", f.Text, "added by "+manager)
+	wantNotIn(t, "the finalizer finding", f.Text, "A controller that could remove it runs", "kube-controller-manager", "kube-scheduler", r.env.ControlPlane.String())
+	wantNotIn(t, "the answer", rep.Answer, "whose controller runs")
+	for _, adv := range rep.Advice {
+		wantNotIn(t, "advice", adv, "kube-controller-manager")
+	}
+}
