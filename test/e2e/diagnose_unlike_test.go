@@ -1023,15 +1023,20 @@ func TestDiagnosePVCOfAStoppedPod(t *testing.T) {
 
 // TestDiagnoseWatchSeesTheRelease watches a pod held by a finalizer with
 // diagnose.Watch, removes the finalizer by hand once Watch has looked, and
-// checks that Watch ends by itself with the pod gone and says when.
+// checks that Watch ends by itself with the pod gone and says when. The pod
+// takes 10 s to stop after SIGTERM, so the finalizer goes while the pod is
+// still there: Watch must then say both, the removal and later the pod gone.
 func TestDiagnoseWatchSeesTheRelease(t *testing.T) {
 	r := startUnlike(t)
 	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
 	defer cancel()
 	ns := r.namespace(ctx, t, "diag-watch")
 	finalizer := r.group + "/cleanup"
-	r.runPod(ctx, t, r.pod(ns, heldPod{name: "held", node: r.env.Workers[0].String(), finalizer: finalizer}), "")
-	r.deleteAndWaitStopped(ctx, t, ns, "held")
+	r.runPod(ctx, t, r.pod(ns, heldPod{name: "held", node: r.env.Workers[0].String(), finalizer: finalizer, grace: 30,
+		args: []string{"--interval=1s", "--term-delay=10s"}}), "")
+	if err := r.env.Client.CoreV1().Pods(ns).Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	src := ownSource(ctx, t)
 
 	var looks atomic.Int32
@@ -1064,9 +1069,14 @@ func TestDiagnoseWatchSeesTheRelease(t *testing.T) {
 		t.Fatalf("Watch did not look twice within a minute: %v", err)
 	}
 	released := time.Now()
-	if _, err := r.env.Client.CoreV1().Pods(ns).Patch(ctx, "held", types.MergePatchType, []byte(diagnose.FinalizersPatch), metav1.PatchOptions{}); err != nil {
+	p, err := r.env.Client.CoreV1().Pods(ns).Patch(ctx, "held", types.MergePatchType, []byte(diagnose.FinalizersPatch), metav1.PatchOptions{})
+	if err != nil {
 		t.Fatalf("removing the finalizer: %v", err)
 	}
+	// Still stopping (heartbeat beats 10 s after SIGTERM): the pod outlives
+	// its finalizer by seconds, at least one look.
+	stopping := p.Status.Phase == corev1.PodRunning
+	t.Logf("finalizer removed %s after Watch began; the pod is %s", time.Since(began).Round(time.Millisecond), p.Status.Phase)
 	w := <-done
 	mu.Lock()
 	said := strings.Join(lines, "\n")
@@ -1080,9 +1090,12 @@ func TestDiagnoseWatchSeesTheRelease(t *testing.T) {
 		t.Errorf("Watch never said the pod was gone between two looks:\n%s", said)
 	}
 	removed := strings.Index(said, "finalizer "+finalizer+" removed between ")
-	if removed < 0 {
+	switch {
+	case removed < 0 && stopping:
+		t.Errorf("the pod was still stopping when its finalizer went, yet Watch never said the finalizer was removed:\n%s", said)
+	case removed < 0:
 		t.Logf("the finalizer's removal and the deletion landed between the same two looks: only \"gone between\" was said")
-	} else if removed > strings.Index(said, "gone between ") {
+	case removed > strings.Index(said, "gone between "):
 		t.Errorf("Watch said gone before the finalizer's removal:\n%s", said)
 	}
 	if strings.Contains(said, "looking again failed") {
@@ -1177,4 +1190,43 @@ func TestDiagnoseNamespaceHeldByUnavailableAPIService(t *testing.T) {
 	wantIn(t, "the answer", rep.Answer, "APIService "+name+" is unavailable")
 	advice := strings.Join(rep.Advice, "\n")
 	wantIn(t, "the advice", advice, "Safe: fix APIService "+name, "kubectl delete apiservice "+name)
+}
+
+// TestDiagnoseFinalizerOfAClientIsNotTheControlPlanes holds a pod by a
+// finalizer that termlab's own client added: field manager "termlab"
+// (cluster.UserAgent), which is also the kind cluster's name, so the
+// control-plane node is termlab-control-plane and holds the leader Leases of
+// kube-controller-manager and kube-scheduler (holderIdentity
+// termlab-control-plane_<uuid>). Nothing will come back to remove this
+// finalizer: diagnose must not take a Lease held by the control-plane node
+// for its controller ("termlab-control-plane" is not a pod of a workload
+// named termlab: "control" and "plane" are no pod-template hash or pod
+// suffix, whose letters have no vowels).
+func TestDiagnoseFinalizerOfAClientIsNotTheControlPlanes(t *testing.T) {
+	r := startUnlike(t)
+	ctx, cancel := context.WithTimeout(context.Background(), unlikeCase)
+	defer cancel()
+	ns := r.namespace(ctx, t, "diag-client")
+	finalizer := r.group + "/cleanup"
+	manager := cluster.UserAgent
+	if cp := r.env.ControlPlane.String(); cp != manager+"-control-plane" {
+		t.Fatalf("the control plane is %s, not %s-control-plane: this case needs a cluster named %s", cp, manager, manager)
+	}
+	// Never scheduled: no node is involved, only the controller check.
+	p := r.pod(ns, heldPod{name: "held", node: "termlab-no-such-node", finalizer: finalizer})
+	if _, err := r.env.Client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: manager}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.env.Client.CoreV1().Pods(ns).Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep := r.diagnosePod(ctx, t, ownSource(ctx, t), ns, "held")
+
+	f := mustFinding(t, rep, diagnose.FindFinalizer(finalizer), diagnose.Blocking, "holds the object")
+	wantIn(t, "the finalizer finding", f.Text, "added by "+manager)
+	wantNotIn(t, "the finalizer finding", f.Text, "A controller that could remove it runs", "kube-controller-manager", "kube-scheduler", r.env.ControlPlane.String())
+	wantNotIn(t, "the answer", rep.Answer, "whose controller runs")
+	for _, adv := range rep.Advice {
+		wantNotIn(t, "advice", adv, "kube-controller-manager")
+	}
 }
