@@ -398,6 +398,10 @@ func podTrouble(p *corev1.Pod, at time.Time) string {
 		if s.State.Waiting != nil && s.State.Waiting.Reason != "" {
 			out = append(out, fmt.Sprintf("container %s is waiting (%s)", s.Name, s.State.Waiting.Reason))
 		}
+		if t := s.State.Terminated; t != nil {
+			// Between two starts of a crash loop the status shows the last exit.
+			out = append(out, fmt.Sprintf("container %s exited %s ago (exit %d, %s)", s.Name, round(at.Sub(t.FinishedAt.Time)), t.ExitCode, t.Reason))
+		}
 		if t := s.LastTerminationState.Terminated; t != nil && s.RestartCount > 0 && at.Sub(t.FinishedAt.Time) < restartWindow {
 			out = append(out, fmt.Sprintf("container %s restarted %d times, last %s ago (exit %d, %s)", s.Name, s.RestartCount, round(at.Sub(t.FinishedAt.Time)), t.ExitCode, t.Reason))
 		}

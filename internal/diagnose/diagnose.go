@@ -848,10 +848,16 @@ func (d *decider) advice() []string {
 			} else if len(p.Finalizers) == 0 {
 				out = append(out, "Wait: the kubelet is stopping the container within its grace period.")
 			}
-		case unchecked && d.c.NodeGone:
+		case d.c.NodeGone:
 			out = append(out, fmt.Sprintf("Node %s no longer exists in the API, so nothing on it can be asked through the cluster. If the machine is gone too, a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) leaves nothing behind. If it still runs (its node object deleted by hand), its containers may run on and its kubelet cannot finish anything: look on the machine itself (crictl ps) first.", node, p.Name, p.Namespace))
 		case unchecked:
 			out = append(out, "Unknown risk: whether the container still runs was not checked; before a force delete or the out-of-service taint, look on the node (crictl ps) or rerun with -nodeaccess.")
+		case len(d.c.Containers) == 0:
+			// Nothing was looked at: the status names no container (it never
+			// started one, or a kwok node's pod has none).
+			if len(p.Finalizers) == 0 && deleting {
+				out = append(out, "Its status names no container (none was ever reported started), so there was nothing to look for on the node: a force delete leaves behind only a container the kubelet started and never reported.")
+			}
 		default:
 			if len(p.Finalizers) == 0 && deleting {
 				out = append(out, "Low risk: no container of the pod runs on the node, so a force delete leaves no process behind.")
@@ -862,7 +868,11 @@ func (d *decider) advice() []string {
 		}
 	}
 	if len(p.Finalizers) > 0 && !running && !unchecked {
-		out = append(out, "A force delete does not help: the finalizer holds the object whatever the grace period; the container has already exited, so no process is left to worry about.")
+		if len(d.c.Containers) > 0 {
+			out = append(out, "A force delete does not help: the finalizer holds the object whatever the grace period; the container has already exited, so no process is left to worry about.")
+		} else {
+			out = append(out, "A force delete does not help: the finalizer holds the object whatever the grace period.")
+		}
 	}
 	if len(out) == 0 {
 		out = append(out, "Nothing to do: the pod is not being deleted, and nothing found would hold a deletion up.")

@@ -200,3 +200,27 @@ func TestWarningOnTheHeldObjectMakesItFailing(t *testing.T) {
 		t.Errorf("another component's Warning made the controller %s", other.Present)
 	}
 }
+
+// A pod whose status names no container (never started, or a kwok pod) is
+// not said to have an exited container, nor one that "runs on it now".
+func TestNoContainerIsNotSaidToHaveExited(t *testing.T) {
+	c := withFinalizer(terminating(), Absent)
+	c.Containers, c.Pod.Status.ContainerStatuses = nil, nil
+	c.Node, c.Lease, c.NodeGone = nil, nil, true
+	r := Decide(c)
+	for _, a := range r.Advice {
+		lacks(t, "advice", a, "already exited", "runs on it now", "out-of-service taint is honest")
+	}
+	c = withFinalizer(terminating(), Absent)
+	c.Containers, c.Pod.Status.ContainerStatuses, c.Pod.Spec.NodeName = nil, nil, ""
+	for _, a := range Decide(c).Advice {
+		lacks(t, "advice", a, "already exited")
+	}
+}
+
+// Between two starts of a crash loop the status shows the last exit: it is said.
+func TestPodTroubleSaysTheCurrentExit(t *testing.T) {
+	p := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "manager", RestartCount: 2,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", FinishedAt: metav1.NewTime(now.Add(-3 * time.Second))}}}}}}
+	contains(t, "trouble", podTrouble(p, now), "exited 3s ago (exit 2, Error)")
+}
