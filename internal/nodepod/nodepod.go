@@ -105,8 +105,10 @@ type Access struct {
 
 	mu        sync.Mutex
 	nsCreated bool
-	nodes     map[string]*Node
-	failed    map[string]string
+	// nsSent: the namespace's create was sent, whatever its answer.
+	nsSent bool
+	nodes  map[string]*Node
+	failed map[string]string
 }
 
 // New returns an Access that creates nothing until a node is asked for.
@@ -229,6 +231,9 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 			"pod-security.kubernetes.io/enforce": "privileged",
 		},
 	}}
+	// Sent is enough for Close to delete it: a create cut by Ctrl-C while
+	// its answer was read has reached the server all the same.
+	a.nsSent = true
 	_, err := a.client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s for node pods: %w", ns.Name, err)
@@ -352,7 +357,7 @@ func podProblem(p *corev1.Pod) string {
 func (a *Access) Close(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.nsCreated {
+	if !a.nsCreated && !a.nsSent {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
@@ -375,7 +380,7 @@ func (a *Access) Close(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("namespace %s was deleted but is still terminating (check with: kubectl get namespace %s)", ns, ns)
 	}
-	a.nsCreated = false
+	a.nsCreated, a.nsSent = false, false
 	a.nodes = map[string]*Node{}
 	a.opts.Log("node pods removed (namespace %s deleted)", ns)
 	return nil
