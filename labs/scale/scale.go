@@ -398,17 +398,16 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 	}
 	// Wait on the watch while the creates go out: every pod Running.
 	running := map[string]bool{}
-	waitErr := make(chan error, 1)
 	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
 	defer cancel()
-	go func() {
-		waitErr <- r.Rec.WaitEvents(wctx, fmt.Sprintf("all %d pods Running", sz.Pods), func(e evidence.PodEvent) bool {
+	allRunning := async(func() (struct{}, error) {
+		return struct{}{}, r.Rec.WaitEvents(wctx, fmt.Sprintf("all %d pods Running", sz.Pods), func(e evidence.PodEvent) bool {
 			if isRunning(e) {
 				running[e.Name] = true
 			}
 			return len(running) == sz.Pods
 		})
-	}()
+	})
 	req := map[string]any{"verb": "POST", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "count": sz.Pods,
 		"names": PodName(0) + " … " + PodName(sz.Pods-1), "finalizer_on": fmt.Sprintf("every pod i with (i×%d) mod 100 < %d: %d pods", sz.FinalizerPercent, sz.FinalizerPercent, sz.Finalized()),
 		"body_of_the_first": pod(r, base, sz, 0)}
@@ -425,11 +424,11 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 		})
 	if err != nil {
 		cancel()
-		<-waitErr
+		<-allRunning
 		return fmt.Errorf("creating the pods (%d created): %w", created.Load(), err)
 	}
 	r.Infof("%d pods created; waiting until every one is Running", created.Load())
-	if err := <-waitErr; err != nil {
+	if err := (<-allRunning).err; err != nil {
 		return r.Unobserved(ctx, fmt.Errorf("%d of %d pods Running: %w", len(running), sz.Pods, err))
 	}
 	r.Infof("all %d pods Running", sz.Pods)
