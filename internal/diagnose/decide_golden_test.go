@@ -1,0 +1,68 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// updateGolden rewrites the expected reports from the current code:
+// go test ./internal/diagnose -run TestDecideGolden -update, then read the diff.
+var updateGolden = flag.Bool("update", false, "rewrite testdata/decide/*/*.report.md from the current code")
+
+// TestDecideGolden decides every collected-evidence file under testdata/decide
+// (pod/ and namespace/, each <case>.collected.json) and compares the rendered
+// report with <case>.report.md beside it. A new case is a collected.json (a
+// real report folder's, or a constructed one) plus -update.
+func TestDecideGolden(t *testing.T) {
+	render := map[string]func(t *testing.T, in []byte) string{
+		"pod": func(t *testing.T, in []byte) string {
+			var c Collected
+			if err := json.Unmarshal(in, &c); err != nil {
+				t.Fatal(err)
+			}
+			return Markdown(Summary{Report: Decide(c)})
+		},
+		"namespace": func(t *testing.T, in []byte) string {
+			var c NamespaceCollected
+			if err := json.Unmarshal(in, &c); err != nil {
+				t.Fatal(err)
+			}
+			return NamespaceMarkdown(NamespaceSummary{NamespaceReport: DecideNamespace(c)})
+		},
+	}
+	for kind, decide := range render {
+		inputs, err := filepath.Glob(filepath.Join("testdata", "decide", kind, "*.collected.json"))
+		if err != nil || len(inputs) == 0 {
+			t.Fatalf("no %s cases under testdata/decide/%s (%v)", kind, kind, err)
+		}
+		for _, in := range inputs {
+			name := strings.TrimSuffix(filepath.Base(in), ".collected.json")
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				b, err := os.ReadFile(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := decide(t, b)
+				want := strings.TrimSuffix(in, ".collected.json") + ".report.md"
+				if *updateGolden {
+					if err := os.WriteFile(want, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				w, err := os.ReadFile(want)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				if !bytes.Equal(w, []byte(got)) {
+					t.Errorf("%s differs from what Decide renders now (run with -update and read the diff):\n--- want\n%s\n--- got\n%s", want, w, got)
+				}
+			})
+		}
+	}
+}
