@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,50 @@ func TestDecideGolden(t *testing.T) {
 					t.Errorf("%s differs from what Decide renders now (run with -update and read the diff):\n--- want\n%s\n--- got\n%s", want, w, got)
 				}
 			})
+		}
+	}
+}
+
+// TestEveryRuleIsExercised: every rule of the pod tables speaks in at least
+// one golden case, so each has an input that makes it say what it says (and,
+// through the golden reports, a record of its words).
+func TestEveryRuleIsExercised(t *testing.T) {
+	fired := map[string]int{}
+	inputs, _ := filepath.Glob(filepath.Join("testdata", "decide", "pod", "*.collected.json"))
+	for _, in := range inputs {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c Collected
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		for _, id := range Decide(c).rules {
+			fired[id]++
+		}
+	}
+	var all []string
+	for _, step := range podFindings {
+		for i, r := range step.rules {
+			all = append(all, fmt.Sprintf("%s[%d]", r.id, i))
+		}
+	}
+	for _, r := range podAnswer {
+		all = append(all, "answer."+r.id)
+	}
+	for _, r := range podAdvice {
+		all = append(all, "advice."+r.id)
+	}
+	all = append(all, "advice.nothing-to-do")
+	seen := map[string]bool{}
+	for _, id := range all {
+		if seen[id] {
+			t.Errorf("rule id %s is used twice", id)
+		}
+		seen[id] = true
+		if fired[id] == 0 {
+			t.Errorf("rule %s speaks in no case under testdata/decide/pod: add a collected.json that needs it", id)
 		}
 	}
 }

@@ -113,7 +113,8 @@ type APIServiceState struct {
 type PodDiagnosis struct {
 	Name   string
 	Report Report
-	Raw    Raw
+	// Raw is written to the pod's subfolder, never into the namespace's collected.json.
+	Raw Raw `json:"-"`
 	// Err is why the pod could not be diagnosed ("" when it was).
 	Err string
 }
@@ -256,6 +257,7 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 				pd.Err = err.Error()
 			} else {
 				pd.Report = Decide(pc)
+				praw.put(CollectedFile, pc)
 			}
 			c.Pods = append(c.Pods, pd)
 		}
@@ -482,6 +484,7 @@ func RunNamespace(ctx context.Context, src Source, namespace, resultsDir string)
 	if err != nil {
 		return Result{}, err
 	}
+	raw.put(CollectedFile, c)
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("diagnosing namespace %s was interrupted: nothing written: %w", namespace, err)
 	}

@@ -84,6 +84,9 @@ func DecideNamespace(c NamespaceCollected) NamespaceReport {
 type nsDecider struct {
 	c        NamespaceCollected
 	findings []Finding
+	// removalRejected: a dry-run finalizer patch was refused by admission
+	// (decided once, by dryRuns; the answer and advice read it).
+	removalRejected bool
 }
 
 func (d *nsDecider) add(f Finding) { d.findings = append(d.findings, f) }
@@ -483,17 +486,18 @@ func (d *nsDecider) dryRuns() {
 	var accepted, rejected, unchecked []string
 	for _, ref := range nsKeys(d.c.DryRuns) {
 		dr := d.c.DryRuns[ref]
-		switch {
-		case dr.Skipped != "":
+		switch dryRunStateOf(dr, true) {
+		case dryRunSkipped:
 			unchecked = append(unchecked, ref+" ("+dr.Skipped+")")
-		case dr.Code == 403 && !admissionName.MatchString(dr.Err):
+		case dryRunForbidden:
 			unchecked = append(unchecked, ref+" (these credentials may not patch it: "+dr.Err+")")
-		case dr.Err == "":
+		case dryRunAccepted:
 			accepted = append(accepted, ref)
 		default:
 			rejected = append(rejected, fmt.Sprintf("%s by %s (HTTP %d: %s)", ref, RejectedBy(dr), dr.Code, dr.Err))
 		}
 	}
+	d.removalRejected = len(rejected) > 0
 	ev := []string{NSDryRunFile}
 	var parts []string
 	if len(accepted) > 0 {
@@ -659,7 +663,7 @@ func (d *nsDecider) answer() string {
 			s = append(s, fmt.Sprintf("%s: %s.", cond.Type, strings.TrimSuffix(cond.Message, ".")))
 		}
 	}
-	if f, ok := (Report{Findings: d.findings}).Finding(FindDryRun); ok && f.Verdict == "rejected" {
+	if d.removalRejected {
 		s = append(s, "Removing a finalizer by hand would be rejected for some of them (server-side dry run).")
 	}
 	if len(c.ClaimUsers) > 0 || c.ClaimUsersErr != "" {
@@ -720,19 +724,12 @@ func (d *nsDecider) advice() []string {
 				continue
 			}
 		}
-		switch ctl.Present {
-		case Present:
-			out = append(out, fmt.Sprintf("Wait, then look at the controller that owns %s (%s): it runs but has not removed the finalizer; its log says why.", h.finalizer, ctl.Evidence))
-			continue
-		case Failing:
-			out = append(out, fmt.Sprintf("Safe: fix the controller that owns %s first (%s): its log and Warning events say why it fails; once it works it removes the finalizer, and the namespace controller then finishes by itself.", h.finalizer, ctl.Evidence))
-			continue
-		}
 		by := ""
 		if m := d.managerOf(h); m != "" {
 			by = " (added by " + m + ")"
 		}
-		out = append(out, fmt.Sprintf("Safe: bring back the controller that owns %s%s, or find out who does; it removes the finalizer after its cleanup, and the namespace controller then finishes by itself.", h.finalizer, by))
+		risk, step := controllerStep(h.finalizer, by, ctl, ", and the namespace controller then finishes by itself")
+		out = append(out, risk.say(step))
 	}
 	risky := 0
 	for _, t := range c.Types {
@@ -757,7 +754,7 @@ func (d *nsDecider) advice() []string {
 	if risky > 5 {
 		out = append(out, fmt.Sprintf("(%d more objects carry finalizers: the same patch, one object at a time, with the same risk.)", risky-5))
 	}
-	if f, ok := (Report{Findings: d.findings}).Finding(FindDryRun); ok && f.Verdict == "rejected" {
+	if d.removalRejected {
 		out = append(out, "Some finalizer patches would be refused today (see finalizers.dry_run): ask the owner of that webhook or policy; do not disable it to get one namespace out.")
 	}
 	for _, p := range c.Pods {

@@ -123,7 +123,7 @@ func TestNamespaceControllerPresent(t *testing.T) {
 	r := DecideNamespace(c)
 	contains(t, "answer", r.Answer, "whose controller runs (pod ops/widget-controller-1 runs)")
 	advice := strings.Join(r.Advice, "\n")
-	contains(t, "advice", advice, "Wait, then look at the controller")
+	contains(t, "advice", advice, "Wait: then look at the controller")
 	lacks(t, "advice", advice, "bring back")
 }
 

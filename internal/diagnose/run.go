@@ -44,6 +44,7 @@ func Run(ctx context.Context, src Source, namespace, name, resultsDir string) (R
 		return Result{}, fmt.Errorf("diagnosing %s/%s was interrupted: nothing written: %w", namespace, name, err)
 	}
 	r := Decide(c)
+	raw.put(CollectedFile, c)
 	dir := freeDir(filepath.Join(resultsDir, "diagnose", FolderName(c.At, namespace, name)))
 	s, err := Write(dir, r, raw)
 	if err != nil {

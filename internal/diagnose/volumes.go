@@ -3,8 +3,6 @@ package diagnose
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -70,46 +68,4 @@ func collectVolumes(ctx context.Context, src Source, pod *corev1.Pod, raw Raw) V
 	}
 	raw.put(VolumesFile, v)
 	return v
-}
-
-// volumes decides the volume finding: nothing for a pod without claims.
-func (d *decider) volumes() {
-	v, p := d.c.Volumes, d.c.Pod
-	if len(v.PVs) == 0 && v.Err == "" {
-		return
-	}
-	ev := []string{VolumesFile}
-	if v.Err != "" {
-		d.add(Finding{ID: FindVolumes, Level: NotChecked, Verdict: "not checked", Evidence: ev, Text: "The pod's volume attachments were not read: " + v.Err + "."})
-		return
-	}
-	var here, elsewhere []string
-	for _, va := range v.Attachments {
-		if !va.Status.Attached {
-			continue
-		}
-		desc := fmt.Sprintf("%s (VolumeAttachment %s, attacher %s)", *va.Spec.Source.PersistentVolumeName, va.Name, va.Spec.Attacher)
-		if va.Spec.NodeName == p.Spec.NodeName {
-			here = append(here, desc)
-		} else {
-			elsewhere = append(elsewhere, desc+" on "+va.Spec.NodeName)
-		}
-	}
-	sort.Strings(here)
-	sort.Strings(elsewhere)
-	switch {
-	case len(here) > 0 && p.DeletionTimestamp != nil:
-		d.add(Finding{ID: FindVolumes, Level: Warning, Verdict: "attached", Evidence: ev,
-			Text: fmt.Sprintf("Still attached to %s: %s. The attach/detach controller detaches a volume only once the pod is gone (or the node carries the out-of-service taint); a replacement that needs it elsewhere waits until then.", p.Spec.NodeName, strings.Join(here, ", "))})
-	case len(here) > 0:
-		d.add(Finding{ID: FindVolumes, Level: Info, Verdict: "attached", Evidence: ev,
-			Text: fmt.Sprintf("Attached to %s: %s.", p.Spec.NodeName, strings.Join(here, ", "))})
-	default:
-		d.add(Finding{ID: FindVolumes, Level: Info, Verdict: "detached", Evidence: ev,
-			Text: fmt.Sprintf("No volume of the pod's claims is attached to %s.", p.Spec.NodeName)})
-	}
-	if len(elsewhere) > 0 {
-		d.add(Finding{ID: FindVolumes + ".elsewhere", Level: Info, Verdict: "attached elsewhere", Evidence: ev,
-			Text: "Attached to another node: " + strings.Join(elsewhere, ", ") + "."})
-	}
 }
