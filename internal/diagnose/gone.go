@@ -240,6 +240,10 @@ func decideGone(c Collected, namespace, name string) Report {
 	}
 
 	s := []string{fmt.Sprintf("Pod %s/%s does not exist in the API.", namespace, name)}
+	if eventsCount(g) == 0 {
+		// A mistyped name lands here too: say so before anything else.
+		s = append(s, fmt.Sprintf("No event names a pod of that name either: if it was deleted over an hour ago its events have expired; otherwise check the name and namespace (`kubectl get pods -n %s`).", namespace))
+	}
 	switch {
 	case len(running) > 0:
 		s = append(s, fmt.Sprintf("Its container still runs: %s. The object was removed (a force delete, or the pod GC) while nothing on the node stopped the process.", strings.Join(running, "; ")))
