@@ -16,7 +16,8 @@ import (
 	"github.com/termlab/termlab/internal/evidence"
 )
 
-// Verdict is "pass", "fail" or "not checked".
+// Verdict is a claim's "pass", "fail" or "not checked", and a run's "pass",
+// "partial" or "fail" (Overall).
 type Verdict string
 
 const (
@@ -26,6 +27,9 @@ const (
 	// node's container runtime, on a cluster reached without -node-access).
 	// It is never a pass; Reason says what was missing.
 	NotChecked Verdict = "not checked"
+	// Partial is a run's verdict when no claim failed, at least one passed,
+	// and some were not checked: what was checked holds, the rest is open.
+	Partial Verdict = "partial"
 )
 
 // NeedsNodeAccess is the reason of a claim not checked for want of the node.
@@ -64,21 +68,26 @@ func (c Claim) WithTolerance(key string, tol time.Duration) Claim {
 	return c
 }
 
-// Overall is Pass when no claim failed and at least one passed: claims not
-// checked are reported as such, not counted for or against the run.
+// Overall is the run's verdict: Pass only when every claim was checked and
+// passed; Partial when none failed and some were not checked; Fail when one
+// failed, or when none passed (a run that checked nothing proved nothing).
 func Overall(cs []Claim) Verdict {
-	passed := 0
+	passed, notChecked := 0, 0
 	for _, c := range cs {
 		switch c.Verdict {
 		case Pass:
 			passed++
 		case NotChecked:
+			notChecked++
 		default:
 			return Fail
 		}
 	}
-	if passed == 0 {
+	switch {
+	case passed == 0:
 		return Fail
+	case notChecked > 0:
+		return Partial
 	}
 	return Pass
 }

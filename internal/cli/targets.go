@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -123,10 +124,15 @@ func repoCommand(name, short string, run func(context.Context, *cobra.Command) e
 	return cmd
 }
 
-// failed ends a command that ran and failed with exit 1.
+// failed ends a command that ran and failed: with the exit code the error
+// carries (lab.ExitPartial for a partial run), else 1.
 func failed(err error) error {
 	if err == nil {
 		return nil
+	}
+	var coded interface{ ExitStatus() int }
+	if errors.As(err, &coded) {
+		return &exitError{code: coded.ExitStatus(), err: err}
 	}
 	return &exitError{code: 1, err: err}
 }

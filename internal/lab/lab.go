@@ -484,6 +484,7 @@ func (r *Run) createNamespace(ctx context.Context) error {
 func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Definition) ([]*report.Summary, error) {
 	var sums []*report.Summary
 	var failed []string
+	partial := &PartialError{}
 	for _, def := range defs {
 		// Of several labs, one this cluster cannot carry is skipped and said
 		// (lab:all through a kubeconfig); asked for alone, it is an error.
@@ -499,6 +500,8 @@ func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Def
 		switch {
 		case err != nil:
 			failed = append(failed, fmt.Sprintf("%s: %v", def.Title(), err))
+		case s.Partial():
+			partial.Runs = append(partial.Runs, fmt.Sprintf("%s: %d of %d claims not checked, see %s", def.Title(), claims.CountNotChecked(s.Claims), len(s.Claims), filepath.Join(s.Dir, report.MarkdownFile)))
 		case !s.Passed():
 			failed = append(failed, fmt.Sprintf("%s: claims failed, see %s", def.Title(), filepath.Join(s.Dir, report.MarkdownFile)))
 		}
@@ -506,11 +509,34 @@ func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Def
 			break
 		}
 	}
-	if len(failed) > 0 {
-		return sums, errors.New(strings.Join(failed, "\n"))
+	switch {
+	case len(failed) > 0:
+		return sums, errors.New(strings.Join(append(failed, partial.Runs...), "\n"))
+	case len(partial.Runs) > 0:
+		return sums, partial
 	}
 	return sums, nil
 }
+
+// ExitPartial is the exit code of a lab target (mage's or the termlab
+// binary's) whose runs failed no claim but left some not checked. A CI that
+// wants every claim proven treats it as a failure; one that runs labs on a
+// cluster without node access may accept it.
+const ExitPartial = 4
+
+// PartialError is what ExecuteAll returns when no run failed and at least
+// one was partial. mage and the termlab binary exit with ExitStatus.
+type PartialError struct {
+	// Runs names each partial run and its report.
+	Runs []string
+}
+
+func (e *PartialError) Error() string {
+	return "partial: no claim failed, but some were not checked (exit " + fmt.Sprint(ExitPartial) + "):\n" + strings.Join(e.Runs, "\n")
+}
+
+// ExitStatus is the process's exit code; mage reads it from the error a target returns.
+func (e *PartialError) ExitStatus() int { return ExitPartial }
 
 // recorderClient is the recorder's own connection, so that its watches keep
 // up with thousands of pods (the API server closes a watch whose client

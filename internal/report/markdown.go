@@ -31,8 +31,12 @@ func Markdown(run Run) []byte {
 	if run.Answer != "" {
 		p("**Answer from this run.** %s\n\n", run.Answer)
 	}
-	p("**Verdict: %s** — %d of %d claims passed. Run `%s`, started %s UTC, took %s; namespace `%s`.\n\n",
-		strings.ToUpper(string(s.Verdict)), passed, len(s.Claims), s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
+	tally := fmt.Sprintf("%d of %d claims passed", passed, len(s.Claims))
+	if s.Verdict == claims.Partial {
+		tally = fmt.Sprintf("%d of %d claims checked, all passed; %d not checked, so this run proves less than the lab states", passed, len(s.Claims), claims.CountNotChecked(s.Claims))
+	}
+	p("**Verdict: %s** — %s. Run `%s`, started %s UTC, took %s; namespace `%s`.\n\n",
+		strings.ToUpper(string(s.Verdict)), tally, s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
 		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
 	if n := claims.CountNotChecked(s.Claims); n > 0 {
 		p("**%d claim(s) not checked:** the run had no access to the nodes (a cluster reached through a kubeconfig without `-node-access`), and these claims rest on the node's container runtime. They are not passed; run again with `-node-access` to decide them.\n\n", n)

@@ -42,8 +42,11 @@ type Summary struct {
 	Dir string `json:"-"`
 }
 
-// Passed reports whether the run's verdict is pass.
+// Passed reports whether the run's verdict is pass: every claim checked and passed.
 func (s *Summary) Passed() bool { return s != nil && s.Verdict == claims.Pass }
+
+// Partial reports whether no claim failed but some were not checked.
+func (s *Summary) Partial() bool { return s != nil && s.Verdict == claims.Partial }
 
 // Run is a decided run: what the report is rendered from.
 type Run struct {

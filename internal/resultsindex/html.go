@@ -36,7 +36,7 @@ p.lead { color: #4d4d4d; margin-top: 0; }
 section.run { border-top: 1px solid #8a8a8a; padding: 0.8rem 0 1.2rem; }
 section.run h3 { margin: 0 0 0.3rem; }
 .verdict { font-weight: bold; padding: 0 0.4em; border-radius: 3px; color: #ffffff; }
-.pass { background: #2e7d32; } .fail { background: #c62828; } .incomplete { background: #595959; }
+.pass { background: #2e7d32; } .fail { background: #c62828; } .partial { background: #8a5a00; } .incomplete { background: #595959; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.1rem 1rem; margin: 0.3rem 0 0.6rem; font-size: 0.92rem; }
 dt { color: #4d4d4d; } dd { margin: 0; }
 img.timeline { width: 100%; height: auto; border: 1px solid #8a8a8a; }

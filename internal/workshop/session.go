@@ -129,6 +129,8 @@ func Session(ctx context.Context, env *cluster.Env, defs []lab.Definition, opts 
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("%s: %v", def.Title(), err))
+		case s.Partial():
+			problems = append(problems, fmt.Sprintf("%s: partial (claims not checked), see %s", def.Title(), filepath.Join(s.Dir, report.MarkdownFile)))
 		case !s.Passed():
 			problems = append(problems, fmt.Sprintf("%s: claims failed, see %s", def.Title(), filepath.Join(s.Dir, report.MarkdownFile)))
 		}

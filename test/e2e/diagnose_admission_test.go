@@ -128,6 +128,7 @@ func TestDiagnoseNamesThePolicyThatRefusesTheFinalizerPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("diagnose in %s: %s", res.Took.Round(time.Millisecond), res.Summary.Answer)
+	checkReplay(t, res.Dir)
 	f, _ := res.Summary.Report.Finding(diagnose.FindDryRun)
 	if f.Verdict != "rejected" || !strings.Contains(f.Text, "ValidatingAdmissionPolicy '"+policy+"'") {
 		t.Errorf("dry-run finding %+v; want rejected by ValidatingAdmissionPolicy '%s'", f, policy)

@@ -227,6 +227,7 @@ func diagnoseNamespaceCase(t *testing.T, withPod bool) {
 	if err != nil {
 		t.Fatalf("RunNamespace: %v", err)
 	}
+	checkReplay(t, res.Dir)
 	answer := res.Summary.Answer
 	t.Logf("diagnose namespace %s in %s: %s\n%s", ns, res.Took.Round(time.Millisecond), res.Dir, answer)
 

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,24 @@ func assertNoNodePods(t *testing.T, client kubernetes.Interface) {
 	}
 	for _, ns := range list.Items {
 		t.Errorf("namespace %s (node pods) is left on the cluster", ns.Name)
+	}
+}
+
+// checkReplay decides the report folder's diagnosis again from its
+// raw/collected.json: the same report.md shows the folder holds everything
+// the diagnosis rested on (so it can become a testdata/decide case).
+func checkReplay(t *testing.T, dir string) {
+	t.Helper()
+	got, err := diagnose.Replay(dir)
+	if err != nil {
+		t.Errorf("replay: %v", err)
+		return
+	}
+	want, err := os.ReadFile(filepath.Join(dir, diagnose.MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: report.md differs from what its raw/collected.json decides:\n--- report.md\n%s\n--- replayed\n%s", dir, want, got)
 	}
 }

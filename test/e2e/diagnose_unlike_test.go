@@ -313,6 +313,7 @@ func (r *unlikeRun) diagnosePod(ctx context.Context, t *testing.T, src diagnose.
 
 func logDiagnosis(t *testing.T, what string, res diagnose.Result) {
 	t.Helper()
+	checkReplay(t, res.Dir)
 	var b strings.Builder
 	for _, f := range res.Summary.Report.Findings {
 		fmt.Fprintf(&b, "\n  %s %s/%s: %s", f.ID, f.Level, f.Verdict, f.Text)

@@ -3,9 +3,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +25,7 @@ import (
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/internal/stack"
 	"github.com/termlab/termlab/labs"
 )
@@ -65,8 +73,13 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 				}
 				notChecked := claims.CountNotChecked(s.Claims)
 				t.Logf("%s run %s: %s, %d of %d claims not checked", def.Title(), s.RunID, s.Verdict, notChecked, len(s.Claims))
-				if !s.Passed() {
-					t.Errorf("%s: verdict %s, want pass", def.Title(), s.Verdict)
+				// Claims not checked make the run partial, never pass.
+				wantVerdict := claims.Pass
+				if notChecked > 0 {
+					wantVerdict = claims.Partial
+				}
+				if s.Verdict != wantVerdict {
+					t.Errorf("%s: verdict %s with %d claims not checked, want %s", def.Title(), s.Verdict, notChecked, wantVerdict)
 				}
 				for _, c := range s.Claims {
 					switch {
@@ -120,6 +133,60 @@ func TestLabThroughMageWithKubeconfig(t *testing.T) {
 		t.Errorf("the kubeconfig path touched the local cluster machinery")
 	}
 	assertNoNodePods(t, own.Client)
+}
+
+// TestPartialRunExitsWithItsOwnCode runs lab:force through mage with a
+// kubeconfig and no node access: the claims that rest on crictl are not
+// checked, so the run is partial, says so, and mage exits with
+// lab.ExitPartial, not 0 (a CI can require full passes) and not 1.
+func TestPartialRunExitsWithItsOwnCode(t *testing.T) {
+	own := connect(t)
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "tool", "mage", "lab:force", "-kubeconfig="+own.KubeconfigPath)
+	cmd.Dir = root
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, os.Stderr), io.MultiWriter(&out, os.Stderr)
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if code != lab.ExitPartial {
+		t.Fatalf("go tool mage lab:force -kubeconfig=… without -nodeaccess exited %d (%v), want %d (partial)", code, err, lab.ExitPartial)
+	}
+	for _, want := range []string{": partial (4 claims, ", "not checked", "partial: no claim failed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	dir := regexp.MustCompile(`(\S+)/report\.md`).FindStringSubmatch(out.String())
+	if dir == nil {
+		t.Fatal("no report.md named in the output")
+	}
+	s, err := report.ReadSummary(dir[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != claims.Partial {
+		t.Errorf("summary.json says %s, want partial", s.Verdict)
+	}
+	md, err := os.ReadFile(filepath.Join(dir[1], report.MarkdownFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "**Verdict: PARTIAL**") {
+		t.Errorf("report.md does not open with the partial verdict")
+	}
+	junit, err := os.ReadFile(filepath.Join(dir[1], report.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), "<skipped") {
+		t.Errorf("junit.xml reports no skipped claim")
+	}
 }
 
 // TestOrphanThroughKubeconfigWithNodeFaults runs lab:orphan as on a cluster
