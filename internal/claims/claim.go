@@ -35,6 +35,19 @@ const (
 // NeedsNodeAccess is the reason of a claim not checked for want of the node.
 const NeedsNodeAccess = "not checked (needs -node-access): the run could not ask the node's container runtime (crictl), which this claim rests on"
 
+// NeedsFakeNodes is the reason of a claim about a lab's part on kwok fake
+// nodes, on a cluster that has none.
+const NeedsFakeNodes = "not checked (needs kwok fake nodes): the cluster has none, so this part of the lab did not run"
+
+// NotCheckedFor turns a decided claim into one not checked for the reason:
+// the evidence it would rest on could not exist in this run. Its
+// observations go; its statement and evidence stay.
+func NotCheckedFor(c Claim, reason string) Claim {
+	c.Verdict, c.Reason = NotChecked, reason
+	c.Observed, c.Tolerances = map[string]any{}, nil
+	return c
+}
+
 // Claim is a statement with explicit bounds and the verdict the record gives it.
 type Claim struct {
 	ID        string         `json:"id"`

@@ -55,6 +55,10 @@ type Record struct {
 	// kubelet: NodeAccessDocker, NodeAccessPod or NodeAccessNone ("" in
 	// records made before the field: docker exec).
 	NodeAccess string `json:"node_access,omitempty"`
+	// NoFakeNodes: the cluster had no kwok fake node, so a lab's part on
+	// fake nodes did not run and its claims are not checked (false in
+	// records made before the field: they all had some).
+	NoFakeNodes bool `json:"no_fake_nodes,omitempty"`
 
 	Steps      []Step                 `json:"steps"`
 	Actions    []Action               `json:"actions"`

@@ -129,6 +129,10 @@ type Uses struct {
 	Worker int
 	// FakeNode: the lab also runs pods on kwok fake nodes.
 	FakeNode bool
+	// FakeNodeOptional: the fake-node part is a part, not the lab: on a
+	// cluster without kwok the lab runs the rest, and that part's claims
+	// are not checked (the run is partial) instead of the lab refused.
+	FakeNodeOptional bool
 	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
 	// it on every exit path; internal/kubelet arms a dead-man's switch).
 	StopsKubelet bool
@@ -223,7 +227,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	rec, err := recorder.Start(ctx, recorder.Config{
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
-		NodeAccess: nodeAccess(env),
+		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0,
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -422,7 +426,7 @@ func nodeAccess(env *cluster.Env) string {
 // fake nodes where kwok does not run, a kubelet stopped where termlab could
 // not be sure to start it again.
 func canRun(env *cluster.Env, def Definition) error {
-	if def.Uses.FakeNode && len(env.FakeNodes) == 0 {
+	if def.Uses.FakeNode && !def.Uses.FakeNodeOptional && len(env.FakeNodes) == 0 {
 		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
 	}
 	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {

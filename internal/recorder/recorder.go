@@ -36,6 +36,8 @@ type Config struct {
 	Versions map[string]string
 	// NodeAccess is how the run reaches the nodes (evidence.NodeAccess*).
 	NodeAccess string
+	// NoFakeNodes: the cluster has no kwok fake node (evidence.Record.NoFakeNodes).
+	NoFakeNodes bool
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -82,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		gaps:    map[string]*openGap{},
 		rec: evidence.Record{
 			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
-			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess,
+			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess, NoFakeNodes: cfg.NoFakeNodes,
 		},
 	}
 	for _, name := range recordedFiles {

@@ -299,3 +299,41 @@ func TestRecordedKubeletSequence(t *testing.T) {
 		t.Fatalf("the kubelet's deletion sequence\n got %s\nwant %s", got, want)
 	}
 }
+
+// A cluster without kwok: the kwok half did not run. Its claims are not
+// checked, the real worker's still pass, and the run is partial. The same
+// record that does not say the cluster had no fake nodes fails those claims.
+func TestWithoutFakeNodesTheKwokHalfIsNotChecked(t *testing.T) {
+	rec := load(t)
+	deleteEvents(rec, "held-kwok", func(evidence.PodEvent) bool { return true })
+	var actions []evidence.Action
+	for _, a := range rec.Actions {
+		if a.Target != "held-kwok" {
+			actions = append(actions, a)
+		}
+	}
+	rec.Actions = actions
+
+	failing := labtest.ByID(Claims(rec))
+	for id, c := range failing {
+		if strings.HasPrefix(id, "finalizer.kwok.") && c.Verdict != claims.Fail {
+			t.Errorf("%s without kwok's evidence and without NoFakeNodes: %s, want fail", id, c.Verdict)
+		}
+	}
+
+	rec.NoFakeNodes = true
+	cs := Claims(rec)
+	for _, c := range cs {
+		switch {
+		case strings.HasPrefix(c.ID, "finalizer.kwok."):
+			if c.Verdict != claims.NotChecked || c.Reason != claims.NeedsFakeNodes {
+				t.Errorf("%s: %s (%s), want not checked for want of fake nodes", c.ID, c.Verdict, c.Reason)
+			}
+		case !c.Passed():
+			t.Errorf("%s on the real worker: %s (%s), want pass", c.ID, c.Verdict, c.Reason)
+		}
+	}
+	if v := claims.Overall(cs); v != claims.Partial {
+		t.Errorf("overall %s, want partial", v)
+	}
+}

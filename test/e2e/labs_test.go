@@ -242,3 +242,38 @@ func checkAudit(t *testing.T, dir, by string) {
 		}
 	}
 }
+
+// TestFinalizerLabWithoutKwok runs lab:finalizer as on a cluster without
+// kwok (the blog's first experiment needs none for its real half): the real
+// worker's claims pass, the kwok half's are not checked, the run is partial
+// instead of refused.
+func TestFinalizerLabWithoutKwok(t *testing.T) {
+	own := connect(t)
+	env := *own
+	env.FakeNodes = nil
+	def, ok := labs.ByName("finalizer")
+	if !ok {
+		t.Fatal("no lab finalizer")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s, err := lab.Execute(ctx, &env, def, lab.Options{})
+	if err != nil {
+		t.Fatalf("%s without fake nodes: %v", def.Title(), err)
+	}
+	t.Logf("%s run %s: %s, %d of %d claims not checked (%s)", def.Title(), s.RunID, s.Verdict, claims.CountNotChecked(s.Claims), len(s.Claims), s.Dir)
+	if s.Verdict != claims.Partial {
+		t.Errorf("verdict %s, want partial", s.Verdict)
+	}
+	for _, c := range s.Claims {
+		kwokHalf := strings.HasPrefix(c.ID, "finalizer.kwok.")
+		switch {
+		case kwokHalf && (c.Verdict != claims.NotChecked || c.Reason != claims.NeedsFakeNodes):
+			t.Errorf("%s: %s (%s), want not checked for want of fake nodes", c.ID, c.Verdict, c.Reason)
+		case !kwokHalf && !c.Passed():
+			t.Errorf("%s: %s (%s), want pass", c.ID, c.Verdict, c.Reason)
+		}
+	}
+	checkEvidence(t, s.Dir)
+	checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
+}
