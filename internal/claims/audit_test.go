@@ -2,6 +2,7 @@ package claims
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,4 +47,20 @@ func TestClaimsReadTheAuditRecord(t *testing.T) {
 	want(t, DeletedWithin(withAudit(orphan(), "orphan-process", i64(0), 403), gone), Fail, "answered the force-delete request on orphan-process with 403")
 	// No audit record at all: the claim stands on termlab's own record.
 	want(t, DeletedWithin(orphan(), gone), Pass, "")
+}
+
+// A run with an audit log in which the action has no entry: the claim still
+// rests on termlab's own record, and says so.
+func TestClaimSaysWhenTheAuditLogHasNoEntry(t *testing.T) {
+	gone := Deleted{ID: "gone", Pod: "orphan-process", After: "force-delete", Within: 2 * time.Second, RequireGone: true}
+	rec := orphan()
+	rec.Audit = append(rec.Audit, evidence.AuditEvent{User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "another-pod", Code: 200})
+	c := DeletedWithin(rec, gone)
+	want(t, c, Pass, "")
+	if src, _ := c.Observed["force_delete_source"].(string); !strings.Contains(src, "no entry within") {
+		t.Errorf("observed %v: nothing says the action rests on termlab's own record", c.Observed)
+	}
+	if _, said := DeletedWithin(orphan(), gone).Observed["force_delete_source"]; said {
+		t.Error("without any audit log the claim says the audit log had no entry")
+	}
 }

@@ -37,7 +37,27 @@ var (
 	stuckSpec = Stuck{ID: "stays", Pod: "stuck", Node: "worker2", Delete: "delete", Until: "taint-node", PastDeadline: 15 * time.Second}
 	taintSpec = Tainted{ID: "tainted", Node: "worker2", Taint: "node.kubernetes.io/unreachable:NoExecute", After: "stop-kubelet", Within: 85 * time.Second}
 	gcSpec    = Collected{ID: "gc", Pod: "stuck", After: "taint-node", Within: 30 * time.Second, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet"}
+	gcByPodGC = Collected{ID: "gc", Pod: "stuck", After: "taint-node", Within: 30 * time.Second, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet", DeletedBy: PodGCUser}
 )
+
+// podGone is the audit log's record of the request that removed pod stuck.
+func podGone(user string, grace *int64) evidence.AuditEvent {
+	return evidence.AuditEvent{ReceivedAt: at(72.05), CompletedAt: at(72.06), User: user, Verb: "delete", Resource: "pods", Name: "stuck",
+		Code: 200, GracePeriodSeconds: grace, Result: evidence.AuditGone}
+}
+
+// The pod GC's own request, in the audit log, passes; without an audit log
+// the claim says who deleted it was not recorded.
+func TestPodGCNamedByTheAuditLog(t *testing.T) {
+	rec := stuckRecord()
+	if c := FailedAndDeletedWithin(rec, gcByPodGC); !c.Passed() || c.Observed["deleted_by"] != "not recorded: the run read no audit log" {
+		t.Errorf("without an audit log: %s (%s), deleted_by %v", c.Verdict, c.Reason, c.Observed["deleted_by"])
+	}
+	rec.Audit = append(rec.Audit, podGone(PodGCUser, i64(0)))
+	if c := FailedAndDeletedWithin(rec, gcByPodGC); !c.Passed() || c.Observed["deleted_by"] != PodGCUser {
+		t.Errorf("with the pod GC's request: %s (%s), deleted_by %v", c.Verdict, c.Reason, c.Observed["deleted_by"])
+	}
+}
 
 func TestStuckClaimsPassOnTheStuckSequence(t *testing.T) {
 	rec := stuckRecord()
@@ -104,6 +124,21 @@ func TestStuckClaimsFailOnContradictingRecords(t *testing.T) {
 		{"the kubelet was back before the deletion", func(rec *evidence.Record) {
 			rec.Actions[len(rec.Actions)-1].StartedAt = at(65)
 		}, func(r *evidence.Record) Claim { return FailedAndDeletedWithin(r, gcSpec) }, "kubelet was started again"},
+		{"tainted out-of-service too soon after NotReady", func(*evidence.Record) {},
+			func(r *evidence.Record) Claim {
+				s := stuckSpec
+				s.PastNotReady = 20 * time.Second // the record holds 5 s
+				return StaysTerminating(r, s)
+			}, "past node worker2 turning NotReady"},
+		{"removed by somebody else than the pod GC (audit log)", func(rec *evidence.Record) {
+			rec.Audit = append(rec.Audit, podGone("kubernetes-admin", i64(0)))
+		}, func(r *evidence.Record) Claim { return FailedAndDeletedWithin(r, gcByPodGC) }, "sent by kubernetes-admin"},
+		{"removed by the pod GC with a grace period (audit log)", func(rec *evidence.Record) {
+			rec.Audit = append(rec.Audit, podGone(PodGCUser, i64(30)))
+		}, func(r *evidence.Record) Claim { return FailedAndDeletedWithin(r, gcByPodGC) }, "gracePeriodSeconds 30"},
+		{"an audit log without the request that removed it", func(rec *evidence.Record) {
+			rec.Audit = append(rec.Audit, evidence.AuditEvent{User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "stuck", Code: 200, Result: evidence.AuditMarked})
+		}, func(r *evidence.Record) Claim { return FailedAndDeletedWithin(r, gcByPodGC) }, "no request that removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := stuckRecord()

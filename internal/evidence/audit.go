@@ -287,7 +287,7 @@ func ParseAudit(log []byte, f AuditFilter) (kept []AuditEvent, bad int) {
 // AuditFor returns the API server's record of a recorded API action: the
 // request of the action's verb on its target, sent by a person or script
 // (not a kubelet or controller), that the server received while the action
-// was in flight. The node containers share the host's clock; auditSlack
+// was in flight. The node containers share the host's clock; AuditSlack
 // allows for rounding.
 func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 	verb, resource := actionVerb(a)
@@ -305,7 +305,7 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 			continue
 		}
 		off := outside(e.ReceivedAt, a.StartedAt, a.FinishedAt)
-		if off > auditSlack || (found && off >= bestOff) {
+		if off > AuditSlack || (found && off >= bestOff) {
 			continue
 		}
 		best, bestOff, found = e, off, true
@@ -327,9 +327,9 @@ func outside(t, start, end time.Time) time.Duration {
 	return 0
 }
 
-// auditSlack is how far outside an action's start and end its request may
+// AuditSlack is how far outside an action's start and end its request may
 // be stamped by the API server.
-const auditSlack = 50 * time.Millisecond
+const AuditSlack = 50 * time.Millisecond
 
 // actionVerb is the API verb and resource of a recorded action ("" for node commands).
 func actionVerb(a Action) (verb, resource string) {

@@ -81,7 +81,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 				setKubeletExitCode(rec, "held", &code)
 			},
-			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+			// container_stopped states exit 0 too: a SIGKILL within its bound no longer passes it.
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
 			name: "crictl found the container removed, and the kubelet reported exit code 137",
@@ -103,8 +104,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 					}
 				}
 			},
-			// The container is gone, so it stopped; how is unknown, so a graceful stop is not shown.
-			fails: []string{"finalizer.kubelet.delete.graceful_stop"},
+			// The container is gone, so it stopped; how is unknown, so neither
+			// "ended by itself" nor a graceful stop is shown.
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
 		},
 		{
 			// The slowest recorded reaction is 0.52 s; the claim allows 1 s.

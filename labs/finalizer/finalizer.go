@@ -268,9 +268,9 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			out = append(out,
 				claims.ContainerStopped(rec, claims.Stops{
 					ID: p + ".delete.container_stopped",
-					Statement: fmt.Sprintf("While the object stays, the kubelet still stops the container: the container of %s on the node stopped (crictl: exited, or already removed with the kubelet reporting it terminated) within %s of the ordinary delete — %s for the kubelet to act, the workload's %s term delay and %s for the exit to be recorded; short of the kubelet's %s minimum grace, so the workload ended by itself, not by SIGKILL — and the pod reports phase Succeeded or Failed before any DELETED event. Runs compare within ±%[2]s, the range this bound allows.",
+					Statement: fmt.Sprintf("While the object stays, the kubelet still stops the container: the container of %s on the node stopped (crictl: exited, or already removed with the kubelet reporting it terminated) within %s of the ordinary delete — %s for the kubelet to act, the workload's %s term delay and %s for the exit to be recorded; short of the kubelet's %s minimum grace; its exit code 0 says the workload ended by itself, not by SIGKILL (137) — and the pod reports phase Succeeded or Failed before any DELETED event. Runs compare within ±%[2]s, the range this bound allows.",
 						t.pod, sec(stoppedWithin), sec(sigtermWithin), sec(termDelay), sec(claims.ExitAllowance), sec(claims.KubeletMinimumGracePeriod)),
-					Pod: t.pod, After: "delete", Within: stoppedWithin, WhileObjectExists: true,
+					Pod: t.pod, After: "delete", Within: stoppedWithin, WhileObjectExists: true, WantExitCode: &exitedClean,
 				}).WithTolerance("stopped_after_seconds", stoppedWithin),
 				claims.ContainerStopped(rec, claims.Stops{
 					ID: p + ".delete.graceful_stop",

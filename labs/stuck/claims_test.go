@@ -9,7 +9,7 @@ import (
 
 // recorded is a real lab:stuck run on the termlab cluster (kubelet v1.37.2);
 // the whole objects are left out of events.jsonl.
-const recorded = "testdata/20261203-071917-4662"
+const recorded = "testdata/20261204-023938-30a1"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 

@@ -44,6 +44,11 @@ const (
 	// deadline (deletionTimestamp) — by then the kubelet would long have
 	// finished a deletion it could see.
 	pastDeadline = 15 * time.Second
+	// pastNotReady: and this long after its node turned NotReady — one whole
+	// run of the pod garbage collector (podGCPeriod), the controller that
+	// would force-delete it were the node tainted out-of-service: NotReady
+	// alone finishes nothing.
+	pastNotReady = podGCPeriod
 	// podGCPeriod is how often the pod garbage collector runs (gcCheckPeriod
 	// in pkg/controller/podgc/gc_controller.go); each run force-deletes pods
 	// terminating on NotReady nodes with the out-of-service taint, after a
@@ -60,7 +65,7 @@ const (
 // KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
 // stopped through the NotReady wait, the hold past the deadline and the pod
 // GC, so the node restarts it by itself only after all of them plus half a minute.
-const KubeletRestoreAfter = notReadyWithin + taintWithin + pastDeadline + podGCWithin + 30*time.Second
+const KubeletRestoreAfter = notReadyWithin + taintWithin + pastDeadline + pastNotReady + podGCWithin + 30*time.Second
 
 // Definition is the lab.
 var Definition = lab.Definition{
@@ -98,6 +103,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		return err
 	}
 	var containerID string
+	var notReadySeen time.Time // when the lab saw the node NotReady (after the record did)
 	err = r.Step(ctx, fmt.Sprintf("create pod %s on %s and record its container ID", pod, worker), func(ctx context.Context) error {
 		containerID, err = r.StartPod(ctx, "stuck.yaml", pod, worker, readyWithin)
 		return err
@@ -118,6 +124,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if err := r.WaitNotReady(ctx, worker.String(), notReadyWithin); err != nil {
 			return err
 		}
+		notReadySeen = time.Now()
 		wctx, cancel := lab.Within(ctx, taintWithin)
 		e, err := r.Rec.WaitNode(wctx, worker.String(), "be tainted unreachable", func(e evidence.NodeEvent) bool { return e.HasTaint(evidence.UnreachableTaint) })
 		cancel()
@@ -130,7 +137,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		return err
 	}
 
-	err = r.Step(ctx, fmt.Sprintf("hold until %s past the grace deadline: %s stays Terminating, its container runs", pastDeadline, pod), func(ctx context.Context) error {
+	err = r.Step(ctx, fmt.Sprintf("hold until %s past the grace deadline and %s past NotReady: %s stays Terminating, its container runs", pastDeadline, pastNotReady, pod), func(ctx context.Context) error {
 		s, err := r.Rec.Snapshot(ctx, pod)
 		if err != nil {
 			return err
@@ -140,6 +147,9 @@ func steps(ctx context.Context, r *lab.Run) error {
 			return nil
 		}
 		until := s.State.DeletionTimestamp.Add(pastDeadline + time.Second)
+		if !notReadySeen.IsZero() {
+			until = later(until, notReadySeen.Add(pastNotReady+time.Second))
+		}
 		if wait := time.Until(until); wait > 0 {
 			r.Infof("deletionTimestamp %s: holding %s", s.State.DeletionTimestamp.Format(time.RFC3339), wait.Round(time.Second))
 			// The hold itself is the experiment: the watch records whatever happens meanwhile.
@@ -196,16 +206,16 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "stuck.stays_terminating",
-			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the out-of-service taint: at least %s past its grace deadline and past the node turning NotReady, while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
-				pod, grace, pastDeadline),
-			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline,
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the out-of-service taint: at least %s past its grace deadline and at least %s past the node turning NotReady (one whole run of the pod garbage collector, which leaves it: NotReady alone finishes nothing), while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
+				pod, grace, pastDeadline, pastNotReady),
+			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline, PastNotReady: pastNotReady,
 		}),
 		claims.KubeletStopNotReady(rec, "stuck.node_not_ready"),
 		claims.KubeletStopTainted(rec, "stuck.node_unreachable_taint"),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",
-			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance)),
-			Pod:       pod, After: "taint-node", Within: podGCWithin, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet",
+			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's — where the run reads the API server's audit log, the request that removed it was sent by %s with gracePeriodSeconds 0.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance), claims.PodGCUser),
+			Pod:       pod, After: "taint-node", Within: podGCWithin, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet", DeletedBy: claims.PodGCUser,
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "stuck.container_running_after_gone",
@@ -218,4 +228,12 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Pod:       pod, After: "start-kubelet", Within: killedWithin,
 		}),
 	}
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
