@@ -59,6 +59,9 @@ type Record struct {
 	// fake nodes did not run and its claims are not checked (false in
 	// records made before the field: they all had some).
 	NoFakeNodes bool `json:"no_fake_nodes,omitempty"`
+	// Clocks are the other clocks' offsets from the host's, measured during
+	// the run (the nodes' by probes, the API server's from the audit log).
+	Clocks []ClockOffset `json:"clocks,omitempty"`
 
 	Steps      []Step                 `json:"steps"`
 	Actions    []Action               `json:"actions"`

@@ -237,6 +237,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	r.Rec = rec
 	fail("following the API server's audit log", rec.StartAudit(ctx, env.ControlPlane, append(workerNames(env), env.FakeNodes...)))
+	r.probeClocks(ctx)
 	r.emit(Event{Kind: RunStarted})
 	for _, rep := range repairs {
 		rec.Notef("before the run: %s", rep)
@@ -289,11 +290,15 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	fail("checking the run folder for credentials", removeLeaks(r.Dir))
 	record := rec.Record()
+	if o, ok := record.APIServerOffset(); ok {
+		record.Clocks = append(record.Clocks, o)
+	}
 	decided := def.Claims(record)
 	s := report.Summary{
 		Lab: def.Name, RunID: id, Verdict: claims.Overall(decided),
 		StartedAt: started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
 		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: repairs, Dir: r.Dir,
+		Clocks: record.Clocks,
 	}
 	run := def.ReportRun(s, record, decided)
 	files, err := report.Render(run)
@@ -564,4 +569,19 @@ func recorderClient(env *cluster.Env) kubernetes.Interface {
 		return env.Client
 	}
 	return c
+}
+
+// probeClocks measures each worker's clock against the host's (the
+// crictl and workload-log times the claims subtract from termlab's own come
+// from there). Without node access there is nothing to ask; a failed probe
+// is a note, not a failed run: the offset is then simply unknown.
+func (r *Run) probeClocks(ctx context.Context) {
+	if nodeAccess(r.Env) == evidence.NodeAccessNone {
+		return
+	}
+	for _, w := range r.Env.Workers {
+		if _, err := r.Rec.ProbeClock(ctx, w); err != nil {
+			r.Rec.Notef("the clock of %s was not measured: %v", w, err)
+		}
+	}
 }

@@ -315,6 +315,7 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Gaps = append(append([]evidence.WatchGap(nil), r.rec.Gaps...), r.openGapsLocked()...)
 	c.Ledgers = append([]evidence.LedgerRead(nil), r.rec.Ledgers...)
 	c.Lists = append([]evidence.PodList(nil), r.rec.Lists...)
+	c.Clocks = append([]evidence.ClockOffset(nil), r.rec.Clocks...)
 	return &c
 }
 

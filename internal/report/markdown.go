@@ -41,6 +41,13 @@ func Markdown(run Run) []byte {
 	if n := claims.CountNotChecked(s.Claims); n > 0 {
 		p("**%d claim(s) not checked:** the run had no access to the nodes (a cluster reached through a kubeconfig without `-node-access`), and these claims rest on the node's container runtime. They are not passed; run again with `-node-access` to decide them.\n\n", n)
 	}
+	if len(s.Clocks) > 0 {
+		var cs []string
+		for _, c := range s.Clocks {
+			cs = append(cs, c.String())
+		}
+		p("**Clocks against the host's**, measured in this run: %s. A timing between two clocks is only this exact.\n\n", strings.Join(cs, "; "))
+	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
 	if tl := BuildTimeline(rec); !tl.Origin.Equal(tl.Start) {

@@ -38,6 +38,9 @@ type Summary struct {
 	Repairs []string `json:"repairs,omitempty"`
 	// Errors lists what went wrong while running (a failed step, an interrupt, cleanup trouble).
 	Errors []string `json:"errors,omitempty"`
+	// Clocks are the nodes' and the API server's clock offsets from the
+	// host's, as measured in the run: timings across clocks are this exact.
+	Clocks []evidence.ClockOffset `json:"clocks,omitempty"`
 	// Dir is the run folder (not part of the JSON: the file lives in it).
 	Dir string `json:"-"`
 }

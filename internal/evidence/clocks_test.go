@@ -1,0 +1,67 @@
+package evidence
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestOffsetFromIntersectsTheProbes(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	// The remote clock is 800 ms ahead. Probe 1 is wide (100 ms in flight),
+	// probe 2 tight (10 ms): it decides.
+	probes := []ClockProbe{
+		{Before: t0, After: t0.Add(100 * ms), Remote: t0.Add(850 * ms)},
+		{Before: t0.Add(time.Second), After: t0.Add(time.Second + 10*ms), Remote: t0.Add(time.Second + 805*ms)},
+	}
+	o, ok := OffsetFrom("node/w1", "test", probes)
+	if !ok || o.Inconsistent {
+		t.Fatalf("%+v", o)
+	}
+	// Probe 1 allows [0.750, 0.850], probe 2 [0.795, 0.805]: 0.800 ± 0.005.
+	if o.Offset != 0.8 || o.Uncertainty != 0.005 || o.Samples != 2 {
+		t.Errorf("offset %v ± %v from %d samples, want 0.8 ± 0.005 from 2", o.Offset, o.Uncertainty, o.Samples)
+	}
+	// A probe that contradicts the others (the clock stepped): flagged, and
+	// the span covers every probe.
+	probes = append(probes, ClockProbe{Before: t0.Add(2 * time.Second), After: t0.Add(2*time.Second + 10*ms), Remote: t0.Add(2 * time.Second)})
+	o, _ = OffsetFrom("node/w1", "test", probes)
+	if !o.Inconsistent || o.Offset-o.Uncertainty > -0.01 || o.Offset+o.Uncertainty < 0.85 {
+		t.Errorf("a contradicting probe: %+v", o)
+	}
+	if _, ok := OffsetFrom("node/w1", "test", nil); ok {
+		t.Error("an offset without probes")
+	}
+}
+
+// The API server's offset comes from termlab's own requests matched in the
+// audit log; requests recorded from the audit log itself measure nothing.
+func TestAPIServerOffsetFromTheAuditLog(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	rec := &Record{
+		Actions: []Action{
+			{Kind: "delete", Target: "p", Request: del("p"), StartedAt: t0, FinishedAt: t0.Add(20 * ms)},
+			{Kind: "force-delete", Target: "q", Request: del("q"), StartedAt: t0.Add(time.Second), FinishedAt: t0.Add(time.Second + 30*ms)},
+		},
+		Audit: []AuditEvent{
+			{User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "p", Code: 200, ReceivedAt: t0.Add(12 * ms), CompletedAt: t0.Add(15 * ms)},
+			{User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "q", Code: 200, ReceivedAt: t0.Add(time.Second + 5*ms), CompletedAt: t0.Add(time.Second + 9*ms)},
+		},
+	}
+	o, ok := rec.APIServerOffset()
+	// p allows [-0.008, 0.012], q [-0.025, 0.005]: [-0.008, 0.005].
+	if !ok || o.Samples != 2 || o.Offset != -0.0015 || o.Uncertainty != 0.0065 {
+		t.Errorf("%+v", o)
+	}
+	// A script's request, recorded with the server's own times.
+	rec.Actions = []Action{{Kind: "delete", Target: "p", Request: del("p"), StartedAt: t0.Add(12 * ms), FinishedAt: t0.Add(15 * ms)}}
+	if o, ok := rec.APIServerOffset(); ok {
+		t.Errorf("measured from the server's own times: %+v", o)
+	}
+}
+
+func del(pod string) json.RawMessage {
+	return json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/` + pod + `"}`)
+}
