@@ -48,6 +48,9 @@ var sidecarsInStartOrder = []string{sidecarA, sidecarB}
 // containersOf are every container of either pod, in start order.
 var containersOf = []string{sidecarA, sidecarB, mainName}
 
+// exitOrder is the order the containers of either pod are meant to exit in.
+var exitOrder = []string{mainName, sidecarB, sidecarA}
+
 // thePods are the lab's pods with their manifests, in the order they are made.
 var thePods = []struct{ name, manifest string }{
 	{podOrdered, "sidecars.yaml"},
@@ -82,7 +85,7 @@ const (
 	// stopWait: a kubelet that made a sidecar wait out the pod's whole 30 s
 	// grace (kubernetes #125880) is still recorded.
 	stopWait   = 45 * time.Second
-	probeEvery = 500 * time.Millisecond
+	probeEvery = 250 * time.Millisecond
 )
 
 // Definition is the lab.
@@ -194,8 +197,11 @@ func steps(ctx context.Context, r *lab.Run) error {
 	}
 
 	return r.Step(ctx, "wait for every container to stop", func(ctx context.Context) error {
-		// All six at once: each must be seen exited before the kubelet
-		// removes it, and the last ones go with their pod.
+		// One poller per pod, each waiting for the containers in the order
+		// they are meant to exit, so that a probe runs while each is seen
+		// exited: the kubelet removes a deleted pod's containers soon after
+		// the last one exits. (Six pollers at once slowed every crictl call
+		// to 2 s on this 2-core machine and missed app's kill.)
 		type waited struct {
 			pod, name string
 			obs       evidence.ContainerObservation
@@ -204,19 +210,23 @@ func steps(ctx context.Context, r *lab.Run) error {
 		var all []*waited
 		var wg sync.WaitGroup
 		for _, p := range thePods {
-			for _, name := range containersOf {
+			var queue []*waited
+			for _, name := range exitOrder {
 				w := &waited{pod: p.name, name: name}
+				queue = append(queue, w)
 				all = append(all, w)
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					wctx, cancel := lab.Within(ctx, stopWait)
-					defer cancel()
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				wctx, cancel := lab.Within(ctx, stopWait)
+				defer cancel()
+				for _, w := range queue {
 					w.obs, w.err = r.Rec.WaitContainer(wctx, worker, w.pod, ids[w.pod][w.name], "stop", probeEvery, func(o evidence.ContainerObservation) bool {
 						return o.Stopped()
 					})
-				}()
-			}
+				}
+			}()
 		}
 		wg.Wait()
 		var errs []error
