@@ -77,7 +77,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 			sigtermAt(rec, podOrdered, sidecarB, *a.Sigterm)
 			exitAt(rec, podOrdered, sidecarA, *b.Finished, 0)
 			exitAt(rec, podOrdered, sidecarB, *a.Finished, 0)
-		}, []string{"sidecar.sidecars_after_main", "sidecar.reverse_start_order"}},
+		}, []string{"sidecar.reverse_start_order"}},
 		{"both sidecars got SIGTERM together when the main container exited", func(rec *evidence.Record) {
 			sigtermAt(rec, podOrdered, sidecarA, *of(rec, podOrdered, sidecarB).Sigterm)
 		}, []string{"sidecar.reverse_start_order"}},
