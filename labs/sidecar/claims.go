@@ -18,8 +18,10 @@ const (
 	// the runtime's StopContainer returns, and the waiting sidecar's
 	// goroutine asks the runtime to stop it at once (terminationOrdering in
 	// kuberuntime_termination_order.go). Observed 0.23–0.74 s, 1.17 s once
-	// on a loaded machine: containerd's StopContainer returns that long after
-	// the exit it records. The bound is about twice the most, and short of
+	// on a loaded machine: the next SIGTERM comes that long after the exit
+	// crictl records (where the time goes between containerd and the kubelet
+	// is not in the kubelet's log at its default level). The bound is about
+	// twice the most, and short of
 	// the sidecars' 3 s preStop, which a preStop started only at that moment
 	// would add. (Two sidecars signalled together would show the later one's
 	// SIGTERM a second before the other's exit: a negative gap, which fails
