@@ -11,9 +11,9 @@ import (
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	labtest.Contains(t, "answer", got, "Yes, as documented", "SIGTERM 2.2 s after the delete", "sidecar-b 0.23 s after app's exit",
-		"0.30 s after sidecar-b had exited", "within 0.05 s of each other", "killed (exit code 137) 6.3 s after the delete",
-		"sidecar-b got SIGTERM 0.16 s before and sidecar-a 0.14 s before that kill")
+	labtest.Contains(t, "answer", got, "Yes, as documented", "SIGTERM 2.1 s after the delete", "sidecar-b 0.39 s after app's exit",
+		"0.26 s after sidecar-b had exited", "within 0.03 s of each other", "killed (exit code 137) 6.1 s after the delete",
+		"sidecar-b got SIGTERM 0.04 s before and sidecar-a 0.03 s before that kill")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {

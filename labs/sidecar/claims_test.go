@@ -11,7 +11,7 @@ import (
 
 // recorded is a real lab:sidecar run on the termlab cluster (kubelet
 // v1.37.2, containerd 1.7); the whole objects are left out of events.jsonl.
-const recorded = "testdata/20261204-021631-c43f"
+const recorded = "testdata/20261204-024455-991e"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
@@ -129,6 +129,30 @@ func TestContradictingRecordsFail(t *testing.T) {
 			a := of(rec, podOverrun, sidecarA)
 			exitAt(rec, podOverrun, sidecarA, a.Sigterm.Add(claims.KubeletMinimumGracePeriod), 137)
 		}, []string{"sidecar.overrun_sidecars_ended_right_after"}},
+		{"sidecar-a's exit was seen neither by crictl nor in its log", func(rec *evidence.Record) {
+			// The recorded run read it from its exit line (the kubelet had removed it).
+			edit(rec, podOrdered, sidecarA, func(o *evidence.ContainerObservation) {
+				if o.Log != nil {
+					o.Log.ExitLogged, o.Log.ExitAt, o.Log.ExitCodeLogged = false, nil, nil
+				}
+			})
+		}, []string{"sidecar.sidecars_after_main"}},
+		{"the pod status says sidecar-a was killed (137)", func(rec *evidence.Record) {
+			killed := int32(137)
+			for i, e := range rec.PodEvents {
+				if e.Name != podOrdered {
+					continue
+				}
+				var ics []evidence.ContainerState
+				for _, c := range e.InitContainers {
+					if c.Name == sidecarA && c.State == "terminated" {
+						c.ExitCode = &killed
+					}
+					ics = append(ics, c)
+				}
+				rec.PodEvents[i].InitContainers = ics
+			}
+		}, []string{"sidecar.sidecars_after_main"}},
 		{"crictl looked at other containers", func(rec *evidence.Record) {
 			for i := range rec.Containers {
 				rec.Containers[i].ContainerID = "ffffffffffff"
