@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,13 +20,12 @@ const (
 	// goroutine asks the runtime to stop it at once (terminationOrdering in
 	// kuberuntime_termination_order.go). Observed 0.23–0.74 s, 1.17 s once
 	// on a loaded machine: the next SIGTERM comes that long after the exit
-	// crictl records (where the time goes between containerd and the kubelet
-	// is not in the kubelet's log at its default level). The bound is about
-	// twice the most, and short of
-	// the sidecars' 3 s preStop, which a preStop started only at that moment
-	// would add. (Two sidecars signalled together would show the later one's
-	// SIGTERM a second before the other's exit: a negative gap, which fails
-	// on its own.)
+	// crictl records (where the time goes between containerd and the
+	// kubelet is not in the kubelet's log at its default level). The bound
+	// is about twice the most, and short of the sidecars' 3 s preStop, which
+	// a preStop started only at that moment would add. (Two sidecars
+	// signalled together would show the later one's SIGTERM a second before
+	// the other's exit: a negative gap, which fails on its own.)
 	handoffWithin = 2500 * time.Millisecond
 	// stoppingWithin bounds the kubelet's Killing event ("Stopping container
 	// <name>", recorded right before that container's preStop runs) after
@@ -207,7 +207,7 @@ func (v *verdict) gap(key string, a, b time.Time) time.Duration {
 
 func (v *verdict) cite(paths ...string) {
 	for _, p := range paths {
-		if p != "" && !strings.Contains("\x00"+strings.Join(v.c.Evidence, "\x00")+"\x00", "\x00"+p+"\x00") {
+		if p != "" && !slices.Contains(v.c.Evidence, p) {
 			v.c.Evidence = append(v.c.Evidence, p)
 		}
 	}
