@@ -18,8 +18,8 @@ const (
 	// kubelet's goroutine for the exited container closes its channel when
 	// the runtime's StopContainer returns, and the waiting sidecar's
 	// goroutine asks the runtime to stop it at once (terminationOrdering in
-	// kuberuntime_termination_order.go). Observed 0.23–0.74 s, 1.17 s once
-	// on a loaded machine: the next SIGTERM comes that long after the exit
+	// kuberuntime_termination_order.go). Observed 0.23–1.17 s over seven
+	// runs (about 1 s in three): the next SIGTERM comes that long after the exit
 	// crictl records (where the time goes between containerd and the
 	// kubelet is not in the kubelet's log at its default level). The bound
 	// is about twice the most, and short of the sidecars' 3 s preStop, which
