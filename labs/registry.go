@@ -12,6 +12,7 @@ import (
 	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
 	"github.com/termlab/termlab/labs/scale"
+	"github.com/termlab/termlab/labs/sidecar"
 	"github.com/termlab/termlab/labs/statefulset"
 	"github.com/termlab/termlab/labs/stuck"
 )
@@ -24,6 +25,7 @@ var All = []lab.Definition{
 	stuck.Definition,
 	statefulset.Definition,
 	kwoklab.Definition,
+	sidecar.Definition,
 	scale.Definition,
 }
 

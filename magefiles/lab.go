@@ -46,6 +46,11 @@ func (Lab) Kwok(ctx context.Context, by, kubeconfig, context *string, nodeaccess
 	return targets.Lab(ctx, "kwok", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
 }
 
+// Sidecar runs lab:sidecar: native sidecars stopped after the main container, in reverse start order, and right after a main container that used up the grace period.
+func (Lab) Sidecar(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool) error {
+	return targets.Lab(ctx, "sidecar", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
+}
+
 // Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful; -by=script|you as the other labs (a kubectl per finalizer: use a small size).
 func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by, kubeconfig, context *string, nodeaccess *bool) error {
 	return targets.LabScale(ctx, nodes, pods, finalizers, stageset, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})

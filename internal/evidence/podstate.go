@@ -28,6 +28,9 @@ func StateOf(pod *corev1.Pod) PodState {
 	for _, cs := range pod.Status.ContainerStatuses {
 		s.Containers = append(s.Containers, containerStateOf(cs))
 	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		s.InitContainers = append(s.InitContainers, containerStateOf(cs))
+	}
 	return s
 }
 

@@ -143,6 +143,9 @@ type PodState struct {
 	Phase                      string           `json:"phase"`
 	Ready                      string           `json:"ready,omitempty"` // status of the Ready condition: True, False, Unknown or ""
 	Containers                 []ContainerState `json:"containers"`
+	// InitContainers are the init containers' statuses, native sidecars
+	// (restartPolicy Always) among them (lab:sidecar); omitted when none.
+	InitContainers []ContainerState `json:"initContainers,omitempty"`
 }
 
 // HasFinalizer reports whether the pod carries finalizer f.

@@ -102,7 +102,23 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 	}
 	for _, pod := range pods {
 		api := apiLane(rec, pod, tl.End)
-		ctr, obs := containerLane(rec, pod, tl.End)
+		if ctrs := podContainers(rec, pod); len(ctrs) > 1 {
+			// A pod of several containers (lab:sidecar's native sidecars):
+			// one crictl lane each, in the order the pod's status names them.
+			tl.Lanes = append(tl.Lanes, api)
+			for _, c := range ctrs {
+				ctr, obs := containerLane(rec, pod, c.id, pod+"/"+c.name+": crictl", tl.End)
+				tl.Lanes = append(tl.Lanes, ctr)
+				for _, m := range signalMarks(obs) {
+					m.Lane = len(tl.Lanes) - 1
+					tl.Marks = append(tl.Marks, m)
+				}
+				tl.Orphans = append(tl.Orphans, orphans(pod, api, ctr)...)
+			}
+			continue
+		}
+		id, _ := claims.ContainerID(rec, pod)
+		ctr, obs := containerLane(rec, pod, id, pod+": crictl", tl.End)
 		if len(obs) == 0 && onFakeNode(rec, pod) {
 			// A kwok pod has no container: its one lane is what the API reports.
 			api.Label = pod + ": API (kwok)"
@@ -120,20 +136,7 @@ func BuildTimeline(rec *evidence.Record) Timeline {
 			m.Lane = len(tl.Lanes) - 1
 			tl.Marks = append(tl.Marks, m)
 		}
-		for _, g := range api.Segments {
-			if g.Kind != KindGone {
-				continue
-			}
-			for _, r := range ctr.Segments {
-				if r.Kind != KindRunning {
-					continue
-				}
-				from, to := maxTime(g.From, r.From), minTime(g.To, r.To)
-				if from.Before(to) {
-					tl.Orphans = append(tl.Orphans, Segment{From: from, To: to, Kind: KindOrphan, Label: pod + ": container running, API object gone"})
-				}
-			}
-		}
+		tl.Orphans = append(tl.Orphans, orphans(pod, api, ctr)...)
 	}
 	for _, node := range actedNodes(rec) {
 		tl.Lanes = append(tl.Lanes, nodeLanes(rec, node, tl.End)...)
@@ -195,9 +198,51 @@ func apiLane(rec *evidence.Record, pod string, end time.Time) Lane {
 	return lane
 }
 
-func containerLane(rec *evidence.Record, pod string, end time.Time) (Lane, []evidence.ContainerObservation) {
-	lane := Lane{Pod: pod, Label: pod + ": crictl"}
-	id, _ := claims.ContainerID(rec, pod)
+// orphans are the intervals where the container lane shows it running
+// while the API lane shows the object gone.
+func orphans(pod string, api, ctr Lane) []Segment {
+	var out []Segment
+	for _, g := range api.Segments {
+		if g.Kind != KindGone {
+			continue
+		}
+		for _, r := range ctr.Segments {
+			if r.Kind != KindRunning {
+				continue
+			}
+			from, to := maxTime(g.From, r.From), minTime(g.To, r.To)
+			if from.Before(to) {
+				out = append(out, Segment{From: from, To: to, Kind: KindOrphan, Label: pod + ": container running, API object gone"})
+			}
+		}
+	}
+	return out
+}
+
+// namedContainer is a container as the pod's status named it.
+type namedContainer struct{ name, id string }
+
+// podContainers are the pod's containers with the first ID its status
+// reported for each: init containers (native sidecars among them) first,
+// then the main containers, in the order the status lists them.
+func podContainers(rec *evidence.Record, pod string) []namedContainer {
+	var out []namedContainer
+	seen := map[string]bool{}
+	for _, e := range rec.EventsFor(pod) {
+		for _, c := range append(append([]evidence.ContainerState(nil), e.InitContainers...), e.Containers...) {
+			if c.ContainerID != "" && !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, namedContainer{c.Name, c.ContainerID})
+			}
+		}
+	}
+	return out
+}
+
+// containerLane is the crictl lane of container id (every container of the
+// pod when id is empty) under label.
+func containerLane(rec *evidence.Record, pod, id, label string, end time.Time) (Lane, []evidence.ContainerObservation) {
+	lane := Lane{Pod: pod, Label: label}
 	var obs []evidence.ContainerObservation
 	for _, o := range rec.ContainersFor(pod) {
 		if id == "" || o.ContainerID == id {

@@ -129,7 +129,8 @@ func checkEvidence(t *testing.T, dir string) {
 	// StatefulSet's pod name has one per incarnation).
 	reported := map[string]map[string]bool{}
 	for _, e := range rec.PodEvents {
-		for _, c := range e.Containers {
+		// Init containers too: lab:sidecar's native sidecars are.
+		for _, c := range append(append([]evidence.ContainerState(nil), e.Containers...), e.InitContainers...) {
 			if c.ContainerID != "" {
 				if reported[e.Name] == nil {
 					reported[e.Name] = map[string]bool{}
