@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // A pod's answer and advice are ordered tables of small rules decided from
@@ -53,6 +54,23 @@ var podAnswer = []sentenceRule{
 	{id: "terminating", when: func(f *podFacts) bool { return f.deleting },
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("Pod %s is Terminating: %s.", f.ref(), terminatingSince(f)))
+		}},
+	{id: "terminating-normally", when: terminatingNormally,
+		text: func(f *podFacts) []string {
+			var out []string
+			for _, c := range preStopsRunning(f) {
+				s := fmt.Sprintf("It is terminating normally: the kubelet runs container %s's preStop hook (%s) first, then sends SIGTERM, all within the grace period, which began %s ago (%d s in all, %s left).",
+					c.name, c.hook, round(f.c.At.Sub(f.requested)), f.grace, round(-f.pastDeadline))
+				if c.sleep > 0 {
+					if over := f.c.At.Sub(f.requested) - c.sleep; over >= 0 {
+						s += fmt.Sprintf(" Its %s sleep is over, so the process has had SIGTERM for about %s; the kubelet kills whatever still runs at the deadline.", c.sleep, round(over))
+					} else {
+						s += fmt.Sprintf(" Its %s sleep has %s to go; then SIGTERM, and the kubelet kills whatever still runs at the deadline.", c.sleep, round(-over))
+					}
+				}
+				out = append(out, s)
+			}
+			return out
 		}},
 	{id: "finalizers", when: (*podFacts).hasFinalizers,
 		text: func(f *podFacts) []string {
@@ -193,6 +211,10 @@ var podAdvice = []adviceRule{
 		text: func(f *podFacts) []string {
 			return one("The finalizer patch would be refused today by " + f.rejectedBy + ": ask its owner; do not disable it to get one pod out.")
 		}},
+	{id: "kubelet-is-stopping-it", when: func(f *podFacts) bool {
+		return forceWhenRunning(f) && !f.nodeTrouble() && !f.pastGrace() && !f.hasFinalizers()
+	}, risk: RiskWait,
+		text: func(*podFacts) []string { return one("the kubelet is stopping the container within its grace period.") }},
 	{id: "force-delete-leaves-the-process", when: forceWhenRunning, risk: RiskDangerous,
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) removes the object while the container keeps running on %s; a replacement (a StatefulSet's pod with the same name, or a Deployment's) can then run beside it, and the old one stops only when a kubelet there kills it.", f.pod.Name, f.pod.Namespace, f.node))
@@ -211,10 +233,6 @@ var podAdvice = []adviceRule{
 			}
 			return one("The container outlived the grace deadline while nothing in the API says its node is in trouble: read the kubelet's log on the node (journalctl -u kubelet, or wherever this cluster runs its kubelet) and the FailedKillPod events before anything else.")
 		}},
-	{id: "kubelet-is-stopping-it", when: func(f *podFacts) bool {
-		return forceWhenRunning(f) && !f.nodeTrouble() && !f.pastGrace() && !f.hasFinalizers()
-	}, risk: RiskWait,
-		text: func(*podFacts) []string { return one("the kubelet is stopping the container within its grace period.") }},
 	{id: "node-gone", when: forceWhenNodeGone, risk: RiskNote,
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("Node %s no longer exists in the API, so nothing on it can be asked through the cluster. If the machine is gone too, a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) leaves nothing behind. If it still runs (its node object deleted by hand), its containers may run on and its kubelet cannot finish anything: look on the machine itself (crictl ps) first.", f.node, f.pod.Name, f.pod.Namespace))
@@ -306,4 +324,35 @@ func (r Risk) say(step string) string {
 		return step
 	}
 	return string(r) + ": " + step
+}
+
+// terminatingNormally: deleted, within its grace period, nothing holds it
+// but the kubelet's own work, and the kubelet is there to do it.
+func terminatingNormally(f *podFacts) bool {
+	return f.deleting && f.pastDeadline <= 0 && !f.hasFinalizers() && !f.nodeTrouble() && len(preStopsRunning(f)) > 0
+}
+
+// preStopHook is a container of the pod with a preStop hook, still running.
+type preStopHook struct {
+	name, hook string
+	// sleep is how long the hook sleeps, when it says (the native sleep
+	// action); 0 when it cannot be told from the spec.
+	sleep time.Duration
+}
+
+// preStopsRunning are the containers with a preStop hook that the API
+// reports running (the kubelet runs the hook before SIGTERM).
+func preStopsRunning(f *podFacts) []preStopHook {
+	var out []preStopHook
+	for _, c := range f.pod.Spec.Containers {
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || !runningStatus(f.pod, c.Name) {
+			continue
+		}
+		h := preStopHook{name: c.Name, hook: preStopCommand(c.Lifecycle.PreStop)}
+		if s := c.Lifecycle.PreStop.Sleep; s != nil {
+			h.sleep = time.Duration(s.Seconds) * time.Second
+		}
+		out = append(out, h)
+	}
+	return out
 }
