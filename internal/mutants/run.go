@@ -47,6 +47,25 @@ func (r Result) Killed() int {
 	return n
 }
 
+// Survivors counts the surviving mutants whose reason says they are
+// equivalent, and those whose reason names a missing claim.
+func (r Result) Survivors() (equivalent, missingClaim int) {
+	for _, o := range r.Outcomes {
+		if o.Killed() {
+			continue
+		}
+		if i, ok := reasonFor(Survivors[r.Lab], o.Name); ok {
+			switch {
+			case strings.HasPrefix(Survivors[r.Lab][i].Why, "equivalent: "):
+				equivalent++
+			case strings.HasPrefix(Survivors[r.Lab][i].Why, "missing claim: "):
+				missingClaim++
+			}
+		}
+	}
+	return equivalent, missingClaim
+}
+
 // Score is killed / total (0 without mutants).
 func (r Result) Score() float64 {
 	if len(r.Outcomes) == 0 {
@@ -128,8 +147,8 @@ func RunAll(root string, defs []lab.Definition) ([]Result, error) {
 
 // Problems are what the committed floors and survivors table say of the
 // results: a score below its lab's floor, a lab with no floor, a surviving
-// mutant with no written reason, a reason for a mutant that no longer
-// survives, claims that panicked.
+// mutant with no written reason, a reason that no longer names a survivor,
+// a pattern that also covers a killed mutant, claims that panicked.
 func Problems(results []Result) []string {
 	var out []string
 	for _, r := range results {
@@ -144,26 +163,64 @@ func Problems(results []Result) []string {
 			out = append(out, fmt.Sprintf("lab:%s: mutation score %s, below its floor %.0f %%", r.Lab, percent(r), floor*100))
 		}
 		reasons := Survivors[r.Lab]
-		surviving := map[string]bool{}
+		used := make([]bool, len(reasons))
 		for _, o := range r.Outcomes {
 			if o.Panicked != "" {
 				out = append(out, fmt.Sprintf("lab:%s: the claims panicked on mutant %q: %s", r.Lab, o.Name, o.Panicked))
 			}
-			if o.Killed() {
-				continue
-			}
-			surviving[o.Name] = true
-			if why := reasons[o.Name]; !validReason(why) {
+			i, ok := reasonFor(reasons, o.Name)
+			switch {
+			case o.Killed() && ok && strings.Contains(reasons[i].Mutants, "*"):
+				out = append(out, fmt.Sprintf("lab:%s: the reason for %q also covers %q, which %s kills: narrow it", r.Lab, reasons[i].Mutants, o.Name, strings.Join(o.KilledBy, ", ")))
+			case o.Killed():
+			case !ok:
 				out = append(out, fmt.Sprintf("lab:%s: mutant %q survives and has no reason (\"equivalent: …\" or \"missing claim: …\") in internal/mutants/survivors.go", r.Lab, o.Name))
+			default:
+				used[i] = true
+				if !validReason(reasons[i].Why) {
+					out = append(out, fmt.Sprintf("lab:%s: the reason for %q begins with neither \"equivalent: \" nor \"missing claim: \"", r.Lab, reasons[i].Mutants))
+				}
 			}
 		}
-		for _, name := range sortedKeys(reasons) {
-			if !surviving[name] {
-				out = append(out, fmt.Sprintf("lab:%s: survivors.go gives a reason for %q, which is no longer a surviving mutant: remove it", r.Lab, name))
+		for i, u := range used {
+			if !u {
+				out = append(out, fmt.Sprintf("lab:%s: survivors.go gives a reason for %q, which names no surviving mutant: remove it", r.Lab, reasons[i].Mutants))
 			}
 		}
 	}
 	return out
+}
+
+// reasonFor is the first reason whose Mutants names the mutant.
+func reasonFor(reasons []Reason, name string) (int, bool) {
+	for i, r := range reasons {
+		if matches(r.Mutants, name) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// matches: the pattern is the name, or stands for it with each * standing
+// for any run of characters.
+func matches(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, last)
 }
 
 func validReason(why string) bool {
@@ -193,9 +250,9 @@ func Print(w io.Writer, results []Result) {
 			case o.Killed():
 				fmt.Fprintf(w, "  killed    %s\n            by %s\n", o.Name, strings.Join(o.KilledBy, ", "))
 			default:
-				why := Survivors[r.Lab][o.Name]
-				if why == "" {
-					why = "NO REASON WRITTEN"
+				why := "NO REASON WRITTEN"
+				if i, ok := reasonFor(Survivors[r.Lab], o.Name); ok {
+					why = Survivors[r.Lab][i].Why
 				}
 				fmt.Fprintf(w, "  survived  %s\n            %s\n", o.Name, why)
 			}
@@ -207,13 +264,14 @@ func Print(w io.Writer, results []Result) {
 
 // PrintTable writes the per-lab table of scores (the README's).
 func PrintTable(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| lab | mutants | killed | score |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| lab | mutants | killed | score | survivors: equivalent | survivors: missing claim |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range results {
 		if r.Record == "" {
-			fmt.Fprintf(w, "| `lab:%s` | no reference record | | |\n", r.Lab)
+			fmt.Fprintf(w, "| `lab:%s` | no reference record | | | | |\n", r.Lab)
 			continue
 		}
-		fmt.Fprintf(w, "| `lab:%s` | %d | %d | %.0f %% |\n", r.Lab, len(r.Outcomes), r.Killed(), r.Score()*100)
+		equivalent, missing := r.Survivors()
+		fmt.Fprintf(w, "| `lab:%s` | %d | %d | %.0f %% | %d | %d |\n", r.Lab, len(r.Outcomes), r.Killed(), r.Score()*100, equivalent, missing)
 	}
 }
