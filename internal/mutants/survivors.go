@@ -20,6 +20,6 @@ var Floors = map[string]float64{
 	"orphan":      0.21,
 	"stuck":       0.14,
 	"statefulset": 0.14,
-	"kwok":        0.46,
+	"kwok":        0.51,
 	"scale":       0.32,
 }
