@@ -21,5 +21,5 @@ var Floors = map[string]float64{
 	"stuck":       0.14,
 	"statefulset": 0.14,
 	"kwok":        0.51,
-	"scale":       0.32,
+	"scale":       0.37,
 }
