@@ -248,6 +248,9 @@ type Stops struct {
 	StopAfterSignal *Window
 	// WantExitCode, if set, is the exit code the container must end with.
 	WantExitCode *int32
+	// Killed: the container must end by a signal, whichever the race gave:
+	// exit code 137 (SIGKILL) or 143 (SIGTERM, unhandled), never a clean 0.
+	Killed bool
 }
 
 // Window is a range of durations, both ends included.
@@ -376,6 +379,9 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if s.WantExitCode != nil {
 		k.require(exit.code != nil && *exit.code == *s.WantExitCode, "exit code is %s, want %d", exitString(exit.code), *s.WantExitCode)
+	}
+	if s.Killed {
+		k.require(exit.code != nil && (*exit.code == 128+9 || *exit.code == 128+15), "exit code is %s, want 137 (SIGKILL) or 143 (SIGTERM): the container was not killed", exitString(exit.code))
 	}
 	return k.done()
 }
