@@ -17,9 +17,9 @@ type Reason struct {
 var Floors = map[string]float64{
 	"finalizer":   0.17,
 	"force":       0.21,
-	"orphan":      0.21,
+	"orphan":      0.23,
 	"stuck":       0.14,
-	"statefulset": 0.14,
+	"statefulset": 0.15,
 	"kwok":        0.51,
 	"scale":       0.37,
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/termlab/termlab/internal/mutants"
 	"github.com/termlab/termlab/internal/project"
@@ -20,11 +21,13 @@ func Mutants(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	results, err := mutants.RunAll(root, labs.All)
 	if err != nil {
 		return err
 	}
 	mutants.Print(w, results)
+	fmt.Fprintf(w, "\nmutated and decided in %s\n", time.Since(start).Round(time.Millisecond))
 	if problems := mutants.Problems(results); len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
