@@ -38,7 +38,7 @@ var Operators = []string{OpStretch, OpShrink, OpDrop, OpSwap, OpFlip, OpExitCode
 
 // MaxPerOperator bounds the mutants of one operator: lab:scale's record has
 // hundreds of pods and events, so its drops, swaps, flips and exit codes are
-// sampled at an even stride (Generated.Sampled says which); every other
+// sampled at an even stride (Generated.Notes says which); every other
 // lab's record is far below it and fully mutated.
 const MaxPerOperator = 80
 
@@ -47,7 +47,8 @@ const MaxPerOperator = 80
 type Mutant struct {
 	Operator string
 	Name     string
-	apply    func(rec *evidence.Record)
+	// apply breaks rec, a copy of the reference made for this mutant alone.
+	apply func(rec *evidence.Record)
 }
 
 // Generated is what Generate made of a record.
