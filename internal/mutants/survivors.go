@@ -16,8 +16,8 @@ type Reason struct {
 // more; a new lab commits its own.
 var Floors = map[string]float64{
 	"finalizer":   0.17,
-	"force":       0.21,
-	"orphan":      0.23,
+	"force":       0.25,
+	"orphan":      0.26,
 	"stuck":       0.14,
 	"statefulset": 0.15,
 	"kwok":        0.51,
