@@ -43,7 +43,9 @@ var Operators = []string{OpStretch, OpShrink, OpDrop, OpSwap, OpFlip, OpExitCode
 const MaxPerOperator = 80
 
 // Mutant is one broken copy of the record, named after what was broken (the
-// name is its key in the survivors table).
+// name is its key in the survivors table). Names hold indices and names from
+// the record, not resourceVersions, container IDs or durations, so that a
+// reference run recorded again keeps most of them.
 type Mutant struct {
 	Operator string
 	Name     string

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
 )
@@ -21,7 +20,7 @@ func dropMutants(rec *evidence.Record) []Mutant {
 		if podRepeats[i] {
 			continue
 		}
-		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s pod event %d (%s %s rv %s)", OpDrop, i, e.Type, e.Name, e.ResourceVersion),
+		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s pod event %d (%s %s)", OpDrop, i, e.Type, e.Name),
 			func(r *evidence.Record) { r.PodEvents = slices.Delete(r.PodEvents, i, i+1) }})
 	}
 	for i, e := range rec.NodeEvents {
@@ -50,7 +49,7 @@ func swapMutants(rec *evidence.Record) []Mutant {
 		if samePodState(a, b) {
 			continue
 		}
-		out = append(out, Mutant{OpSwap, fmt.Sprintf("%s pod events %d and %d (%s: %s rv %s, %s rv %s)", OpSwap, p[0], p[1], a.Name, a.Type, a.ResourceVersion, b.Type, b.ResourceVersion),
+		out = append(out, Mutant{OpSwap, fmt.Sprintf("%s pod events %d and %d (%s: %s, %s)", OpSwap, p[0], p[1], a.Name, a.Type, b.Type),
 			func(r *evidence.Record) {
 				x, y := &r.PodEvents[p[0]], &r.PodEvents[p[1]]
 				*x, *y = *y, *x
@@ -166,7 +165,7 @@ func flipMutants(rec *evidence.Record) []Mutant {
 			default:
 				continue
 			}
-			out = append(out, Mutant{OpFlip, fmt.Sprintf("%s pod event %d (%s %s rv %s) container %s %s→%s", OpFlip, i, e.Type, e.Name, e.ResourceVersion, c.Name, c.State, to),
+			out = append(out, Mutant{OpFlip, fmt.Sprintf("%s pod event %d (%s %s) container %s %s→%s", OpFlip, i, e.Type, e.Name, c.Name, c.State, to),
 				func(r *evidence.Record) {
 					cs := r.PodEvents[i].Containers
 					c := &cs[j]
@@ -216,13 +215,23 @@ func exitCodeMutants(rec *evidence.Record) []Mutant {
 			note(c.ContainerID, e.Name, c.ExitCode)
 		}
 	}
+	// A container is named by its pod and its place among the pod's
+	// containers (1, 2, … as first seen), not by its ID: names stay the same
+	// when the lab's reference run is recorded again.
+	ordinal, perPod := map[string]int{}, map[string]int{}
+	for _, e := range exits {
+		if ordinal[e.id] == 0 {
+			perPod[e.pod]++
+			ordinal[e.id] = perPod[e.pod]
+		}
+	}
 	var out []Mutant
 	for _, e := range exits {
 		for _, to := range exitCodes {
 			if to == e.code {
 				continue
 			}
-			out = append(out, Mutant{OpExitCode, fmt.Sprintf("%s of container %s (%s) %d→%d", OpExitCode, short(e.id), e.pod, e.code, to),
+			out = append(out, Mutant{OpExitCode, fmt.Sprintf("%s of pod %s's container %d %d→%d", OpExitCode, e.pod, ordinal[e.id], e.code, to),
 				func(r *evidence.Record) {
 					change := func(id string, code **int32) {
 						if id == e.id && *code != nil && **code == e.code {
@@ -246,8 +255,6 @@ func exitCodeMutants(rec *evidence.Record) []Mutant {
 	return out
 }
 
-func short(id string) string { return id[:min(len(id), 13)] }
-
 // gapMutants each put one watch gap over one step of the run: the watch
 // was down and came back by a re-list, so what happened in the step may
 // have been lost (evidence.WatchGap). One per watch the run kept (pods
@@ -269,7 +276,7 @@ func gapMutants(rec *evidence.Record) []Mutant {
 			}
 			gap := evidence.WatchGap{Source: src, From: s.StartedAt, To: s.FinishedAt,
 				Why: "mutant: the watch was down and came back by a re-list; what changed in between may be lost"}
-			out = append(out, Mutant{OpGap, fmt.Sprintf("%s in the %s watch over step %d (%s, %s)", OpGap, src, i, s.Name, s.FinishedAt.Sub(s.StartedAt).Round(time.Millisecond)),
+			out = append(out, Mutant{OpGap, fmt.Sprintf("%s in the %s watch over step %d (%s)", OpGap, src, i, s.Name),
 				func(r *evidence.Record) {
 					r.Gaps = append(r.Gaps, gap)
 					slices.SortStableFunc(r.Gaps, func(a, b evidence.WatchGap) int { return a.From.Compare(b.From) })
