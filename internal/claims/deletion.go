@@ -186,6 +186,10 @@ type Deleted struct {
 	Within time.Duration
 	// RequireGone also needs a snapshot (GET) after the action that answered NotFound.
 	RequireGone bool
+	// InOrder also needs the pod's watch events in an order the API server
+	// can send: none shows a deletionTimestamp before the action, none comes
+	// after DELETED.
+	InOrder bool
 }
 
 // DeletedWithin decides that a DELETED event arrived within the bound after the action.
@@ -230,7 +234,32 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	} else {
 		k.observe("api_object_exists", false)
 	}
+	if d.InOrder {
+		inOrder(k, rec, d, act, gone)
+	}
 	return k.done()
+}
+
+// inOrder requires the pod's events before its DELETED to show no
+// deletionTimestamp earlier than the action, and none after the DELETED.
+func inOrder(k *check, rec *evidence.Record, d Deleted, act evidence.Action, gone evidence.PodEvent) {
+	var early, after []string
+	seenDeleted := false
+	for _, e := range rec.EventsFor(d.Pod) {
+		if e.UID != gone.UID {
+			continue
+		}
+		switch {
+		case seenDeleted:
+			after = append(after, e.Type+" rv "+e.ResourceVersion)
+		case e.Type == "DELETED":
+			seenDeleted = true
+		case e.DeletionTimestamp != nil && e.ObservedAt.Before(act.StartedAt):
+			early = append(early, e.Type+" rv "+e.ResourceVersion)
+		}
+	}
+	k.require(len(early) == 0, "events of pod %s showed a deletionTimestamp before the %s request: %v", d.Pod, d.After, early)
+	k.require(len(after) == 0, "events of pod %s came after its DELETED, which a watch never sends: %v", d.Pod, after)
 }
 
 // Stops: the container on the node stops after an action.
@@ -254,6 +283,9 @@ type Stops struct {
 	StopAfterSignal *Window
 	// WantExitCode, if set, is the exit code the container must end with.
 	WantExitCode *int32
+	// Killed: the container must end by a signal, whichever the race gave:
+	// exit code 137 (SIGKILL) or 143 (SIGTERM, unhandled), never a clean 0.
+	Killed bool
 }
 
 // Window is a range of durations, both ends included.
@@ -382,6 +414,9 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if s.WantExitCode != nil {
 		k.require(exit.code != nil && *exit.code == *s.WantExitCode, "exit code is %s, want %d", exitString(exit.code), *s.WantExitCode)
+	}
+	if s.Killed {
+		k.require(exit.code != nil && (*exit.code == 128+9 || *exit.code == 128+15), "exit code is %s, want 137 (SIGKILL) or 143 (SIGTERM): the container was not killed", exitString(exit.code))
 	}
 	return k.done()
 }

@@ -49,6 +49,21 @@ func TestContradictingRecordsFail(t *testing.T) {
 			}
 			// The look at the node came 0.18 s after the real DELETED, now before the moved one.
 		}, []string{"force.api_object_gone", "force.container_outlives_object"}},
+		// Mutants that had no claim to kill them (internal/mutants).
+		{"a MODIFIED came after DELETED", func(rec *evidence.Record) {
+			n := len(rec.PodEvents)
+			x, y := &rec.PodEvents[n-2], &rec.PodEvents[n-1]
+			*x, *y = *y, *x
+			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
+		}, []string{"force.api_object_gone"}},
+		{"the deletionTimestamp was seen before the force delete", func(rec *evidence.Record) {
+			force, _ := rec.Action("force-delete", pod)
+			for i, e := range rec.PodEvents {
+				if e.Type == "MODIFIED" && e.DeletionTimestamp != nil {
+					rec.PodEvents[i].ObservedAt = force.StartedAt.Add(-time.Millisecond)
+				}
+			}
+		}, []string{"force.api_object_gone"}},
 		{"a GET still found the pod", func(rec *evidence.Record) {
 			for i := range rec.Snapshots {
 				rec.Snapshots[i].Found = true

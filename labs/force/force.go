@@ -132,8 +132,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "force.api_object_gone",
-			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound. Runs compare within ±%[2]s.", pod, sec(goneWithin)),
-			Pod:       pod, After: "force-delete", Within: goneWithin, RequireGone: true,
+			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
+			Pod:       pod, After: "force-delete", Within: goneWithin, RequireGone: true, InOrder: true,
 		}).WithTolerance("deleted_after_seconds", goneWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "force.container_outlives_object",

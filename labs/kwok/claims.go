@@ -96,6 +96,20 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}
 		out = append(out, claims.GraceCollapsedUnterminated(rec, c).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
 	}
+	// Without a finalizer to strip, kwok ≤ v0.7's fast stages delete the
+	// pod as v0.8's do: grace 0 at once, never terminated.
+	for _, sc := range Scenarios {
+		if sc.Finalizer {
+			continue
+		}
+		out = append(out, claims.GraceCollapsedUnterminated(rec, claims.Collapsed{
+			ID: fmt.Sprintf("kwok.%s.%s.grace_collapsed_never_terminated", kwok.SetKwokV07Fast, sc.Name),
+			Statement: fmt.Sprintf("Scenario %q (%s), under kwok ≤ v0.7's fast stages, which have no finalizer to strip here: within %s of the ordinary delete, deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so, like v0.8's, it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated. Runs compare within ±%[3]s.",
+				sc.Name, sc.Title, sec(graceZeroWithin), PodName(sc.Name, kwok.SetKwokV07Fast), PodName(sc.Name, Kubelet)),
+			Pod: PodName(sc.Name, kwok.SetKwokV07Fast), Reference: PodName(sc.Name, Kubelet),
+			Delete: "delete", Within: graceZeroWithin,
+		}).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
+	}
 	for _, sc := range Scenarios {
 		if !sc.Finalizer {
 			continue

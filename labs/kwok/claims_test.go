@@ -27,7 +27,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 func verdicts(rec *evidence.Record) map[string]claims.Claim { return labtest.ByID(Claims(rec)) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 8)
+	labtest.AllPass(t, Claims(load(t)), 9)
 	got := verdicts(load(t))["kwok.stage_sets"].Observed["stage_set_by_pod"].(map[string]string)
 	for _, sc := range Scenarios {
 		for _, set := range kwok.StageSets {
@@ -105,7 +105,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 				rec.PodEvents = keep
 			},
-			fails: []string{"kwok.faithful.plain.matches_kubelet", "kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
+			fails: []string{"kwok.faithful.plain.matches_kubelet", "kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated", "kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated"},
 		},
 		{
 			name: "a fake pod was created without its stage set label",
@@ -168,6 +168,31 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			},
 			fails: []string{"kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
+		},
+		{
+			// The mutant that had no claim to kill it (internal/mutants).
+			name: "kwok v0.7's plain pod was never seen DELETED",
+			mutate: func(rec *evidence.Record) {
+				var keep []evidence.PodEvent
+				for _, e := range rec.PodEvents {
+					if !(e.Name == "plain-kwok-v07-fast" && e.Type == "DELETED") {
+						keep = append(keep, e)
+					}
+				}
+				rec.PodEvents = keep
+			},
+			fails: []string{"kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated"},
+		},
+		{
+			name: "kwok v0.7 reported its plain pod terminated before DELETED",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == "plain-kwok-v07-fast" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0 {
+						rec.PodEvents[i].Phase = "Succeeded"
+					}
+				}
+			},
+			fails: []string{"kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated"},
 		},
 		{
 			name: "crictl never saw the real container stop",

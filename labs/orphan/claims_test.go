@@ -115,6 +115,21 @@ func TestContradictingRecordsFail(t *testing.T) {
 			}
 			rec.PodEvents = keep
 		}, "orphan.api_object_exists_false"},
+		// Mutants that had no claim to kill them (internal/mutants).
+		{"a MODIFIED came after DELETED", func(rec *evidence.Record) {
+			n := len(rec.PodEvents)
+			x, y := &rec.PodEvents[n-2], &rec.PodEvents[n-1]
+			*x, *y = *y, *x
+			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
+		}, "orphan.api_object_exists_false"},
+		{"the orphan exited 0 by itself after the kubelet's return", func(rec *evidence.Record) {
+			for i, o := range rec.Containers {
+				if o.ExitCode != nil {
+					code := int32(0)
+					rec.Containers[i].ExitCode = &code
+				}
+			}
+		}, "orphan.container_stopped_after_kubelet_restart"},
 		{"the container stopped while the kubelet was down", func(rec *evidence.Record) {
 			for i, o := range rec.Containers {
 				if o.ObservedAt.Before(start(rec).StartedAt) && o.Step != rec.Containers[0].Step {

@@ -179,8 +179,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
-			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
-			Pod:       pod, After: "force-delete", Within: deletedWithin, RequireGone: true,
+			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
+			Pod:       pod, After: "force-delete", Within: deletedWithin, RequireGone: true, InOrder: true,
 		}).WithTolerance("deleted_after_seconds", deletedWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "orphan.container_running",
@@ -195,9 +195,9 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		claims.KubeletStopNotReady(rec, "orphan.node_not_ready"),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: "orphan.container_stopped_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running (crictl: exited or removed) between %[1]s and %[2]s after the start: the kubelet ends a pod it does not know at its first housekeeping, %[1]s after its sync loop starts, allowing %[3]s for it to start up and %[4]s for the exit to be recorded. Recorded: its exit code and whether the workload logged SIGTERM — the kubelet's cgroup cleanup (SIGKILL) and its own kill (SIGTERM first) race, and the records so far show SIGKILL winning (exit code 137, no SIGTERM). Runs compare within ±%[5]s, the range this bound allows.",
+			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running (crictl: exited or removed) between %[1]s and %[2]s after the start: the kubelet ends a pod it does not know at its first housekeeping, %[1]s after its sync loop starts, allowing %[3]s for it to start up and %[4]s for the exit to be recorded. It is killed: exit code 137 (SIGKILL) or 143 (SIGTERM), never a clean 0. Recorded: which, and whether the workload logged SIGTERM — the kubelet's cgroup cleanup (SIGKILL) and its own kill (SIGTERM first) race, and the records so far show SIGKILL winning (exit code 137, no SIGTERM). Runs compare within ±%[5]s, the range this bound allows.",
 				sec(killedNotBefore), sec(killedWithin), sec(claims.KubeletStartAllowance), sec(claims.ExitAllowance), sec(killedWithin-killedNotBefore)),
-			Pod: pod, After: "start-kubelet", NotBefore: killedNotBefore, Within: killedWithin,
+			Pod: pod, After: "start-kubelet", NotBefore: killedNotBefore, Within: killedWithin, Killed: true,
 		}).WithTolerance("stopped_after_seconds", killedWithin-killedNotBefore),
 	}
 }

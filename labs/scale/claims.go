@@ -368,7 +368,7 @@ func eventsAt(rec *evidence.Record, t time.Time) int {
 }
 
 func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
-	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name and no resourceVersion twice for a pod; the final LIST returns none of them; and the pods watch never lost its place: a gap fails it unless the watch came back from the resourceVersion of the last event recorded before the gap (the API server then sends every change after it: the gap's events arrive late, none is missing); a re-list fails it (what happened in between may be lost).", eventsFile, recordFile, gapsFile)
+	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name, no resourceVersion twice for a pod and no event of a pod after its DELETED (a watch sends nothing of an object after it); the final LIST returns none of them; and the pods watch never lost its place: a gap fails it unless the watch came back from the resourceVersion of the last event recorded before the gap (the API server then sends every change after it: the gap's events arrive late, none is missing); a re-list fails it (what happened in between may be lost).", eventsFile, recordFile, gapsFile)
 	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
 		return v.done()
 	}
@@ -376,13 +376,16 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	for _, p := range f.before.Pods {
 		listed[p.Name] = p
 	}
-	var lost, dupes, stale, strangers, wrongUID []string
+	var lost, dupes, stale, strangers, wrongUID, afterDeleted []string
 	added, dels := 0, 0
 	for _, p := range f.before.Pods {
 		nAdded, nDeleted := 0, 0
 		rvs := map[string]bool{}
 		hasListed := false
 		for _, e := range f.events[p.Name] {
+			if nDeleted > 0 {
+				afterDeleted = append(afterDeleted, p.Name+"@"+e.ResourceVersion)
+			}
 			switch e.Type {
 			case "ADDED":
 				nAdded++
@@ -426,6 +429,7 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	v.require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
 	v.require(len(strangers) == 0, "events of %d pods the LIST does not name: %s", len(strangers), few(strangers))
 	v.require(len(wrongUID) == 0, "events of %d pods carry another UID than the LIST's: %s", len(wrongUID), few(wrongUID))
+	v.require(len(afterDeleted) == 0, "%d events came after their pod's DELETED: %s", len(afterDeleted), few(afterDeleted))
 	v.require(f.relisted == 0, "%d pod states came from a re-list, not the watch", f.relisted)
 	if v.require(f.final != nil, "no final LIST was recorded") {
 		v.require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))

@@ -121,6 +121,26 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails:  []string{ClaimComplete},
 		},
 		{
+			// A mutant that had no claim to kill it (internal/mutants).
+			name: "a pod's last update came after its DELETED",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := plainPod(t, rec)
+				last, prev := -1, -1
+				for i, e := range rec.PodEvents {
+					if e.Name == pod {
+						prev, last = last, i
+					}
+				}
+				if rec.PodEvents[last].Type != "DELETED" || rec.PodEvents[prev].Type != "MODIFIED" {
+					t.Fatalf("pod %s does not end MODIFIED, DELETED", pod)
+				}
+				x, y := &rec.PodEvents[prev], &rec.PodEvents[last]
+				*x, *y = *y, *x
+				x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
+			},
+			fails: []string{ClaimComplete},
+		},
+		{
 			name: "a pod's ADDED event is recorded twice",
 			mutate: func(t *testing.T, rec *evidence.Record) {
 				pod := plainPod(t, rec)

@@ -42,6 +42,19 @@ func TestContradictingRecordsFail(t *testing.T) {
 		fails  []string
 	}{
 		{
+			// A mutant that had no claim to kill it (internal/mutants).
+			name: "the original container exited 0 by itself after the kubelet's return",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				for i, o := range rec.Containers {
+					if o.ExitCode != nil {
+						code := int32(0)
+						rec.Containers[i].ExitCode = &code
+					}
+				}
+			},
+			fails: []string{"statefulset.old_container_killed_after_kubelet_restart"},
+		},
+		{
 			name: "something finished the ordinary delete at its grace deadline",
 			mutate: func(t *testing.T, rec *evidence.Record) {
 				del, _ := rec.Action("delete", pod)

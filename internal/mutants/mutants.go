@@ -1,0 +1,96 @@
+// Package mutants breaks a lab's reference record in small, named ways and
+// runs the lab's claims on each broken copy: a claim set that lets a
+// mutant through either misses a check or the mutant changes nothing a
+// claim states (an equivalent mutant, said so in survivors.go). The share
+// of mutants some claim kills is the lab's mutation score.
+//
+// The operators: each timing a claim vouches for (Claim.Tolerances)
+// stretched ×2 and shrunk ×0.5 by moving its later end; a watch event
+// dropped; two adjacent watch events of one object swapped; a container
+// state flipped (running ↔ exited); an exit code changed among 0, 137 and
+// 143; a watch gap over a step. Everything is derived from the record alone,
+// in the record's order, so the same record gives the same mutants.
+package mutants
+
+import (
+	"fmt"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Decide is a lab's claims (lab.Definition.Claims).
+type Decide func(rec *evidence.Record) []claims.Claim
+
+// Operator names, as the report prints them.
+const (
+	OpStretch  = "stretch ×2"
+	OpShrink   = "shrink ×0.5"
+	OpDrop     = "drop"
+	OpSwap     = "swap"
+	OpFlip     = "flip state"
+	OpExitCode = "exit code"
+	OpGap      = "watch gap"
+)
+
+// Operators in the order mutants are generated and printed.
+var Operators = []string{OpStretch, OpShrink, OpDrop, OpSwap, OpFlip, OpExitCode, OpGap}
+
+// MaxPerOperator bounds the mutants of one operator: lab:scale's record has
+// hundreds of pods and events, so its drops, swaps, flips and exit codes are
+// sampled at an even stride (Generated.Notes says which); every other
+// lab's record is far below it and fully mutated.
+const MaxPerOperator = 80
+
+// Mutant is one broken copy of the record, named after what was broken (the
+// name is its key in the survivors table). Names hold indices and names from
+// the record, not resourceVersions, container IDs or durations, so that a
+// reference run recorded again keeps most of them.
+type Mutant struct {
+	Operator string
+	Name     string
+	// apply breaks rec, a copy of the reference made for this mutant alone.
+	apply func(rec *evidence.Record)
+}
+
+// Generated is what Generate made of a record.
+type Generated struct {
+	Mutants []Mutant
+	// Notes say what was sampled or could not be mutated.
+	Notes []string
+}
+
+// Generate derives the record's mutants, deterministically. decide is
+// needed to find which recorded times the vouched timings are made of.
+func Generate(rec *evidence.Record, decide Decide) Generated {
+	var g Generated
+	intervals, notes := intervalMutants(rec, decide)
+	g.Notes = append(g.Notes, notes...)
+	byOp := map[string][]Mutant{}
+	for _, m := range intervals {
+		byOp[m.Operator] = append(byOp[m.Operator], m)
+	}
+	byOp[OpDrop] = dropMutants(rec)
+	byOp[OpSwap] = swapMutants(rec)
+	byOp[OpFlip] = flipMutants(rec)
+	byOp[OpExitCode] = exitCodeMutants(rec)
+	byOp[OpGap] = gapMutants(rec)
+	for _, op := range Operators {
+		ms := byOp[op]
+		if len(ms) > MaxPerOperator {
+			g.Notes = append(g.Notes, fmt.Sprintf("%s: %d of %d mutants, at an even stride", op, MaxPerOperator, len(ms)))
+			ms = sample(ms, MaxPerOperator)
+		}
+		g.Mutants = append(g.Mutants, ms...)
+	}
+	return g
+}
+
+// sample keeps n of the mutants, evenly spread, first one included.
+func sample(ms []Mutant, n int) []Mutant {
+	out := make([]Mutant, 0, n)
+	for i := range n {
+		out = append(out, ms[i*len(ms)/n])
+	}
+	return out
+}

@@ -1,0 +1,25 @@
+package mutants
+
+// Reason says why the mutants Mutants names survive: "equivalent: …" (no
+// claim states what they change, and why none should) or "missing claim:
+// …" (one should, and does not yet). Mutants is a mutant's name as
+// go tool mage mutants prints it, or a pattern where each * stands for any
+// run of characters; a pattern must cover no killed mutant, so that it
+// names a family no claim guards.
+type Reason struct {
+	Mutants string
+	Why     string
+}
+
+// Floors are the committed mutation scores (killed / total, rounded down):
+// a lab's score may not drop below its floor. Raise one when a claim kills
+// more; a new lab commits its own.
+var Floors = map[string]float64{
+	"finalizer":   0.17,
+	"force":       0.25,
+	"orphan":      0.26,
+	"stuck":       0.14,
+	"statefulset": 0.15,
+	"kwok":        0.51,
+	"scale":       0.37,
+}
