@@ -31,6 +31,9 @@ func Mutants(w io.Writer) error {
 	if problems := mutants.Problems(results); len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))
 	}
-	fmt.Fprintln(w, "every surviving mutant has its reason, every score holds its floor")
+	for lab, why := range mutants.Unreviewed {
+		fmt.Fprintf(w, "lab:%s: survivors not reviewed yet (%s)\n", lab, why)
+	}
+	fmt.Fprintln(w, "every surviving mutant of a reviewed lab has its reason, every score holds its floor")
 	return nil
 }
