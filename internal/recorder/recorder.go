@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +37,9 @@ type Config struct {
 	Versions map[string]string
 	// NodeAccess is how the run reaches the nodes (evidence.NodeAccess*).
 	NodeAccess string
+	// EndpointSlices also watches the namespace's EndpointSlices
+	// (endpointslices.jsonl), for a lab about a Service's endpoints.
+	EndpointSlices bool
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -85,7 +89,11 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess,
 		},
 	}
-	for _, name := range recordedFiles {
+	files := recordedFiles
+	if cfg.EndpointSlices {
+		files = append(append([]string(nil), files...), evidence.EndpointSlicesFile)
+	}
+	for _, name := range files {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
 		if err != nil {
 			r.closeFiles()
@@ -142,6 +150,8 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 		r.addKubeEvent(string(ev.Type), o, at)
 	case *corev1.Node:
 		r.addNode(string(ev.Type), o, at)
+	case *discoveryv1.EndpointSlice:
+		r.addEndpointSlice(string(ev.Type), o, at)
 	}
 }
 
@@ -313,6 +323,10 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Gaps = append(append([]evidence.WatchGap(nil), r.rec.Gaps...), r.openGapsLocked()...)
 	c.Ledgers = append([]evidence.LedgerRead(nil), r.rec.Ledgers...)
 	c.Lists = append([]evidence.PodList(nil), r.rec.Lists...)
+	c.EndpointSlices = append([]evidence.EndpointSliceEvent(nil), r.rec.EndpointSlices...)
+	c.ProxyRules = append([]evidence.ProxyRulesRead(nil), r.rec.ProxyRules...)
+	c.Requests = append([]evidence.Request(nil), r.rec.Requests...)
+	c.RequestReads = append([]evidence.RequestsRead(nil), r.rec.RequestReads...)
 	return &c
 }
 
