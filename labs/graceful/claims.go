@@ -231,8 +231,8 @@ func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
 			k.observe(name+"_propagation_seconds", secs(p))
 			k.require(p < f.v.Sleep, "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.Seconds(), sec(f.v.Sleep))
 		}
-		until, ok := f.ExitAt()
-		if !k.require(ok, "%s: crictl never showed its container exited", name) {
+		until, _, ok := f.EndedAt()
+		if !k.require(ok, "%s: neither crictl nor its log showed the process end", name) {
 			continue
 		}
 		gap, n := f.LongestGap(until)
@@ -305,8 +305,8 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 			k.require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
 			after := sig.Sub(*l.PreStopEndAt)
 			k.require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
-			if exit, ok := ex.ExitAt(); k.require(ok, "exec-sleep: crictl never showed its container exited") {
-				k.cite(ex.Exit.InspectPath)
+			if exit, how, ok := ex.EndedAt(); k.require(ok, "exec-sleep: neither crictl nor its log showed the process end") {
+				k.observe("exec_exit_from", how)
 				k.require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
 			}
 		}
@@ -317,8 +317,8 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 			d := sig.Sub(nat.Deleted)
 			k.observe("native_sigterm_after_delete_seconds", secs(d))
 			k.require(d >= preStopSleep-clockSlack && d <= preStopSleep+claims.KubeletSyncAllowance, "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
-			if exit, ok := nat.ExitAt(); k.require(ok, "native-sleep: crictl never showed its container exited") {
-				k.cite(nat.Exit.InspectPath)
+			if exit, how, ok := nat.EndedAt(); k.require(ok, "native-sleep: neither crictl nor its log showed the process end") {
+				k.observe("native_exit_from", how)
 				k.require(!exit.Before(nat.Deleted.Add(preStopSleep-clockSlack)), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exit.Sub(nat.Deleted).Seconds())
 			}
 		}

@@ -9,8 +9,10 @@
 // on a new connection (so each is routed by the client node's kube-proxy
 // rules at that moment), and logs each request's start, end and outcome.
 //
-// The lab deletes the five variants' pods at once (an ordinary delete: each
-// pod's own grace period) and records, on one timeline per variant: the
+// The lab deletes the variants' pods one after the other (an ordinary
+// delete: each pod's own grace period), exit-now last, right after the
+// client's node synced the others, as the second pod of a rollout goes; and
+// records, on one timeline per variant: the
 // deletion, the EndpointSlice's endpoint conditions (a watch), the client
 // node's kube-proxy rules (iptables-save, read through the node's exec seam
 // every readEvery), the workload's own SIGTERM and preStop lines, the
@@ -114,11 +116,16 @@ const (
 	// a read itself takes about 0.15 s, so the rules are seen about every
 	// quarter second: the resolution of "when the node stopped forwarding".
 	readEvery = 100 * time.Millisecond
-	// stopProbeEvery: crictl inspect of each deleted pod's container while
-	// waiting for its exit, five at once: twice a second is enough to see
-	// the exit before the kubelet removes the container, and keeps the node
-	// commands from loading two cores while the timings are taken.
-	stopProbeEvery = 500 * time.Millisecond
+	// stopProbeEvery: crictl inspect of a deleted pod's container while
+	// waiting for its exit: four times a second, to see the exit before the
+	// kubelet removes the container about a second later.
+	stopProbeEvery = 250 * time.Millisecond
+	// probeLead: crictl is asked from this long before a container's
+	// predicted exit (see waitStopped).
+	probeLead = 1500 * time.Millisecond
+	// lastDeleted is deleted right after the client's node synced the other
+	// deletions (see the delete step).
+	lastDeleted = "exit-now"
 	// after: requests after the last exit and the last rule change, so the
 	// steady pod's answers show the Service kept working.
 	after = 2 * time.Second
@@ -283,20 +290,43 @@ func steps(ctx context.Context, r *lab.Run) error {
 		}()
 		defer func() { stopReads(); <-reads }()
 
-		for _, v := range variants {
+		// Each container stops on its own schedule: one wait per pod, begun at its delete.
+		var wg sync.WaitGroup
+		errs := make([]error, len(variants))
+		deleteAndWait := func(i int, v variant) error {
 			if err := r.Delete(ctx, v.Name); err != nil {
 				return err
 			}
-		}
-		// Each pod's container stops on its own schedule: wait for all at once.
-		var wg sync.WaitGroup
-		errs := make([]error, len(variants))
-		for i, v := range variants {
+			deleted := time.Now()
+			if a, ok := r.Rec.Record().Action("delete", v.Name); ok {
+				deleted = a.StartedAt // a script's delete reached the API server before termlab saw it
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = waitStopped(ctx, r, servers, v)
+				errs[i] = waitStopped(ctx, r, servers, v, deleted)
 			}()
+			return nil
+		}
+		for i, v := range variants {
+			if v.Name == lastDeleted {
+				continue
+			}
+			if err := deleteAndWait(i, v); err != nil {
+				return err
+			}
+		}
+		// exit-now goes right after a kube-proxy sync, as the second pod of
+		// a rollout does: its rule change then waits for minSyncPeriod.
+		if err := waitFirstSync(ctx, r, clientNode); err != nil {
+			return err
+		}
+		for i, v := range variants {
+			if v.Name == lastDeleted {
+				if err := deleteAndWait(i, v); err != nil {
+					return err
+				}
+			}
 		}
 		wg.Wait()
 		for _, err := range errs {
@@ -331,15 +361,37 @@ func steps(ctx context.Context, r *lab.Run) error {
 	})
 }
 
+// expectedExit is when the variant's mechanism ends its process, from the
+// delete: at once on SIGTERM, after the preStop sleep, at the grace period's
+// end, or 2 s after it when the preStop used it up.
+func (v variant) expectedExit() time.Duration {
+	switch {
+	case v.PreStop != noPreStop && v.Sleep >= v.Grace:
+		return v.Grace + claims.KubeletMinimumGracePeriod
+	case v.OnTerm == workloadlog.OnTermIgnore:
+		return v.Grace
+	}
+	return v.Sleep
+}
+
 // waitStopped waits for the variant's container to stop: the pod's grace
 // period, the 2 s minimum the kubelet adds when a preStop used it up, and
-// the allowances, twice.
-func waitStopped(ctx context.Context, r *lab.Run, node cluster.Node, v variant) error {
+// the allowances, twice. crictl is asked from probeLead before the exit the
+// variant's mechanism predicts: the kubelet removes a deleted pod's exited
+// container about a second after the exit (its next PLEG relist), so the
+// probes must be frequent then, and five containers probed all along load
+// the two cores the timings are taken on. A container that exits earlier
+// than predicted is found removed, and its claims fail: the schedule cannot
+// pass a wrong prediction.
+func waitStopped(ctx context.Context, r *lab.Run, node cluster.Node, v variant, deleted time.Time) error {
 	e, ok := lastEvent(r.Rec.Record(), v.Name)
 	if !ok {
 		return fmt.Errorf("no watch event of pod %s", v.Name)
 	}
 	c, _ := e.Container("")
+	if !sleep(ctx, time.Until(deleted.Add(v.expectedExit()-probeLead))) {
+		return ctx.Err()
+	}
 	within := 2 * (v.Grace + claims.KubeletMinimumGracePeriod + claims.KubeletSyncAllowance + claims.ExitAllowance)
 	wctx, cancel := lab.Within(ctx, within)
 	defer cancel()
@@ -348,6 +400,35 @@ func waitStopped(ctx context.Context, r *lab.Run, node cluster.Node, v variant) 
 		r.Infof("%s: crictl %s", v.Name, o.Describe())
 	}
 	return r.Unobserved(ctx, err)
+}
+
+// waitFirstSync waits until a read of the client node's rules after the
+// first deletes no longer forwards to one of the deleted pods: kube-proxy
+// has just synced.
+func waitFirstSync(ctx context.Context, r *lab.Run, node cluster.Node) error {
+	wctx, cancel := lab.Within(ctx, proxyRulesWithin)
+	defer cancel()
+	for {
+		rec := r.Rec.Record()
+		endpoints := victimEndpoints(rec)
+		delete(endpoints, lastDeleted)
+		for i := len(rec.ProxyRules) - 1; i >= 0; i-- {
+			p := rec.ProxyRules[i]
+			if p.Node != node.String() || p.Error != "" {
+				continue
+			}
+			for name, ep := range endpoints {
+				if !p.ForwardsTo(servicePort(r.Namespace, name), ep) {
+					r.Infof("kube-proxy on %s synced: %s is out of its rules", node, name)
+					return nil
+				}
+			}
+			break
+		}
+		if !sleep(wctx, readEvery/2) {
+			return r.Unobserved(ctx, fmt.Errorf("waiting for kube-proxy on %s to drop a deleted pod: %w", node, context.DeadlineExceeded))
+		}
+	}
 }
 
 // waitRulesDropped waits until a read of the client node's rules forwards
