@@ -58,15 +58,17 @@ server prestop-overrun ignore 4 '{preStop: {exec: {command: [/heartbeat, sleep, 
 kubectl wait pod --all -n "$NS" --for=condition=Ready --timeout=90s
 
 # 3. The client on the other worker, one target per Service's ClusterIP.
-targets=""; for v in $VARIANTS; do targets="$targets \"$v=http://$(kubectl get svc "$v" -n "$NS" -o jsonpath='{.spec.clusterIP}'):8080/\","; done
+targets=""; for v in $VARIANTS; do every=50ms; [ "$v" != exit-now ] || every=10ms
+  targets="$targets \"$v@$every=http://$(kubectl get svc "$v" -n "$NS" -o jsonpath='{.spec.clusterIP}'):8080/\","; done
 sed -e "s#termlab/heartbeat:placeholder#$IMAGE#" -e "/^spec:/a\\  nodeSelector: {kubernetes.io/hostname: $CLIENT_NODE}" \
     -e "s#\"--timeout=1s\"\]#\"--timeout=1s\",${targets%,}]#" manifests/pods/graceful-client.yaml | kubectl create -n "$NS" -f -
 kubectl wait pod/client -n "$NS" --for=condition=Ready --timeout=90s
 docker exec "$CLIENT_NODE" iptables-save -t nat | grep -- "-> " | grep "$NS/" || true
 sleep 3
 
-# 4. Delete the five at once; watch the endpoints and the client node's rules.
-for v in $VARIANTS; do delete "$v"; done
+# 4. Delete the five, exit-now last (right after the others, as the next pod of
+#    a rollout: kube-proxy has just synced and waits its minSyncPeriod).
+for v in exec-sleep native-sleep ignore-term prestop-overrun exit-now; do delete "$v"; done
 kubectl get endpointslices -n "$NS" -o custom-columns='SVC:.metadata.labels.kubernetes\.io/service-name,POD:.endpoints[*].targetRef.name,READY:.endpoints[*].conditions.ready,SERVING:.endpoints[*].conditions.serving,TERMINATING:.endpoints[*].conditions.terminating'
 sleep 1; docker exec "$CLIENT_NODE" iptables-save -t nat | grep -- "-> " | grep "$NS/" || true
 sleep 10

@@ -18,8 +18,8 @@ import (
 	"github.com/termlab/termlab/internal/workloadlog"
 )
 
-// `heartbeat client --every=20ms --timeout=1s name=url [name=url…]` sends
-// one GET to each url every period, on a fixed schedule (a slow answer does
+// `heartbeat client --every=20ms --timeout=1s name[@period]=url …` sends
+// one GET to each url every period (its own, or --every), on a fixed schedule (a slow answer does
 // not delay the next request), each on a new TCP connection, and logs every
 // request when it ends: start, end, outcome and the pod that answered.
 //
@@ -33,7 +33,11 @@ type clientConfig struct {
 	Targets []clientTarget
 }
 
-type clientTarget struct{ Name, URL string }
+// clientTarget is one URL and its own period (--every unless name@period=url).
+type clientTarget struct {
+	Name, URL string
+	Every     time.Duration
+}
 
 func parseClientConfig(args []string) (clientConfig, error) {
 	cfg := clientConfig{Every: 20 * time.Millisecond, Timeout: time.Second}
@@ -50,9 +54,17 @@ func parseClientConfig(args []string) (clientConfig, error) {
 	for _, a := range fs.Args() {
 		name, url, ok := strings.Cut(a, "=")
 		if !ok || name == "" || url == "" || strings.ContainsAny(name, " =") {
-			return cfg, fmt.Errorf("target %q: want name=url", a)
+			return cfg, fmt.Errorf("target %q: want name=url or name@period=url", a)
 		}
-		cfg.Targets = append(cfg.Targets, clientTarget{name, url})
+		t := clientTarget{Name: name, URL: url, Every: cfg.Every}
+		if n, every, ok := strings.Cut(name, "@"); ok {
+			d, err := time.ParseDuration(every)
+			if err != nil || d <= 0 || n == "" {
+				return cfg, fmt.Errorf("target %q: bad period %q", a, every)
+			}
+			t.Name, t.Every = n, d
+		}
+		cfg.Targets = append(cfg.Targets, t)
 	}
 	if len(cfg.Targets) == 0 {
 		return cfg, errors.New("no targets: want name=url …")
@@ -100,7 +112,7 @@ func sendRequests(ctx context.Context, cfg clientConfig, w *lockedWriter) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tick := time.NewTicker(cfg.Every)
+			tick := time.NewTicker(t.Every)
 			defer tick.Stop()
 			var inFlight sync.WaitGroup
 			defer inFlight.Wait()

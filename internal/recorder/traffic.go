@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -176,4 +177,33 @@ func createIn(dir, name string) (*os.File, error) {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}
 	return f, nil
+}
+
+// ContainerStates lists the run's containers on the node with one command
+// (`crictl ps -a -o json` for the run's namespace) and returns each one's
+// state by ID: a lab waiting for several containers to stop asks this, not
+// crictl inspect per container, and observes a container (ObserveContainer)
+// once it has stopped. A container the runtime no longer lists is absent.
+func (r *Recorder) ContainerStates(ctx context.Context, node Node) (map[string]string, error) {
+	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
+		return nil, fmt.Errorf("listing the containers on %s: %w", node.String(), n.NoNodeAccess())
+	}
+	out := run(ctx, node, "crictl", "ps", "-a", "-o", "json", "--label", "io.kubernetes.pod.namespace="+r.cfg.Namespace)
+	if out.err != nil {
+		return nil, out.err
+	}
+	var ps struct {
+		Containers []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+		} `json:"containers"`
+	}
+	if err := json.Unmarshal(out.stdout, &ps); err != nil {
+		return nil, fmt.Errorf("on node %s: crictl ps: %w", node.String(), err)
+	}
+	states := make(map[string]string, len(ps.Containers))
+	for _, c := range ps.Containers {
+		states[c.ID] = c.State
+	}
+	return states, nil
 }

@@ -177,8 +177,8 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 
 func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	f := byName(fs, "exit-now")
-	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, and each one in a named window: %q (the SIGTERM comes within the kubelet's sync of the delete, the client's node keeps forwarding until its rules change) or %q. At %s per request the window is wide enough to catch at least one.",
-		windowUnreachable, windowInFlight, sec(requestEvery)))
+	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, and each one in a named window: %q (the SIGTERM comes within the kubelet's sync of the delete, the client's node keeps forwarding until its rules change) or %q. At one request every %s (exit-now's period, deleted right after the other four so kube-proxy's next sync waits its minSyncPeriod) the window is wide enough to catch at least one.",
+		windowUnreachable, windowInFlight, sec(exitNowEvery)))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}

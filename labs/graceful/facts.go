@@ -195,7 +195,7 @@ func (f facts) DroppedBetween() (from, to time.Time, ok bool) {
 		return time.Time{}, time.Time{}, false
 	}
 	from = f.Deleted
-	if f.LastForwarding != nil {
+	if f.LastForwarding != nil && f.LastForwarding.StartedAt.After(from) {
 		from = f.LastForwarding.StartedAt
 	}
 	return from, f.Dropped.FinishedAt, true

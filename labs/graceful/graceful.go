@@ -5,13 +5,14 @@
 // variant's own pod, which the lab deletes, and one "steady" pod that every
 // Service shares and nobody deletes, so a request the client's node no
 // longer sends to the deleted pod still has somewhere to go. A client pod on
-// the second worker sends a GET to every Service's ClusterIP every 25 ms, each
+// the second worker sends a GET to every Service's ClusterIP every 50 ms
+// (exit-now's every 10 ms), each
 // on a new connection (so each is routed by the client node's kube-proxy
 // rules at that moment), and logs each request's start, end and outcome.
 //
 // The lab deletes the variants' pods one after the other (an ordinary
 // delete: each pod's own grace period), exit-now last, right after the
-// client's node synced the others, as the second pod of a rollout goes; and
+// others, as the next pod of a rollout goes; and
 // records, on one timeline per variant: the
 // deletion, the EndpointSlice's endpoint conditions (a watch), the client
 // node's kube-proxy rules (iptables-save, read through the node's exec seam
@@ -22,6 +23,8 @@ package graceful
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -97,11 +100,23 @@ var variants = []variant{
 	{Name: "prestop-overrun", Title: fmt.Sprintf("preStop exec sleep %s > grace %s; ignores SIGTERM", claims.InSeconds(overrunSleep), claims.InSeconds(overrunGrace)), OnTerm: workloadlog.OnTermIgnore, PreStop: execPreStop, Sleep: overrunSleep, Grace: overrunGrace},
 }
 
-// The client's schedule (manifests/pods/graceful-client.yaml).
+// The client's schedule (manifests/pods/graceful-client.yaml: the timeout).
 const (
-	requestEvery   = 25 * time.Millisecond
-	requestTimeout = time.Second
+	// requestEvery is each Service's period; exitNowEvery exit-now's, five
+	// times faster: its window (from the SIGTERM to the client node's rule
+	// change) lasts a few hundred milliseconds, and half of the requests go
+	// to the steady pod.
+	requestEvery = 50 * time.Millisecond
+	exitNowEvery = 10 * time.Millisecond
 )
+
+// every is the client's period for the variant's Service.
+func (v variant) every() time.Duration {
+	if v.Name == "exit-now" {
+		return exitNowEvery
+	}
+	return requestEvery
+}
 
 // Bounds of the lab's waits and holds.
 const (
@@ -116,15 +131,11 @@ const (
 	// a read itself takes about 0.15 s, so the rules are seen about every
 	// quarter second: the resolution of "when the node stopped forwarding".
 	readEvery = 100 * time.Millisecond
-	// stopProbeEvery: crictl inspect of a deleted pod's container while
-	// waiting for its exit: four times a second, to see the exit before the
-	// kubelet removes the container about a second later.
+	// stopProbeEvery: the containers are listed four times a second while
+	// the lab waits for them to stop, to see each exit before the kubelet
+	// removes the container about a second later.
 	stopProbeEvery = 250 * time.Millisecond
-	// probeLead: crictl is asked from this long before a container's
-	// predicted exit (see waitStopped).
-	probeLead = 1500 * time.Millisecond
-	// lastDeleted is deleted right after the client's node synced the other
-	// deletions (see the delete step).
+	// lastDeleted is deleted right after the others (see the delete step).
 	lastDeleted = "exit-now"
 	// after: requests after the last exit and the last rule change, so the
 	// steady pod's answers show the Service kept working.
@@ -148,9 +159,10 @@ const (
 	// proxyRulesWithin is the whole path to the client's node: 6 s.
 	proxyRulesWithin = endpointSliceWithin + kubeProxyMinSyncPeriod + kubeProxySyncAllowance + rulesReadAllowance
 	// hookReturnWithin: once an exec preStop returns, the kubelet asks the
-	// runtime to stop the container at once; the SIGTERM is logged within
-	// the runtime's and the log's share.
-	hookReturnWithin = 2 * claims.ExitAllowance
+	// runtime to stop the container at once: the part of the kubelet's path
+	// (KubeletSyncAllowance) from its decision to the runtime's SIGTERM.
+	// Observed 1.2 s under load (the exec session's end, then StopContainer).
+	hookReturnWithin = claims.KubeletSyncAllowance
 	// clockSlack: the workload stamps its lines with the node's clock, the
 	// recorder its observations with the host's; in kind they are one
 	// kernel's, and the slack covers a SIGTERM logged a moment "before" the
@@ -251,7 +263,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 	err = r.Step(ctx, fmt.Sprintf("start the client on %s and let it send for %s", clientNode, baseline), func(ctx context.Context) error {
 		edit := func(p *corev1.Pod) error {
 			for _, v := range variants {
-				p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("%s=http://%s:%d/", v.Name, ips[v.Name], port))
+				p.Spec.Containers[0].Args = append(p.Spec.Containers[0].Args, fmt.Sprintf("%s@%s=http://%s:%d/", v.Name, v.every(), ips[v.Name], port))
 			}
 			return nil
 		}
@@ -290,49 +302,23 @@ func steps(ctx context.Context, r *lab.Run) error {
 		}()
 		defer func() { stopReads(); <-reads }()
 
-		// Each container stops on its own schedule: one wait per pod, begun at its delete.
-		var wg sync.WaitGroup
-		errs := make([]error, len(variants))
-		deleteAndWait := func(i int, v variant) error {
+		// exit-now goes last, within a second of the others, as the next pod
+		// of a rollout does: kube-proxy has just synced their changes, and
+		// waits its minSyncPeriod before it syncs exit-now's.
+		containers := map[string]string{}
+		for _, v := range deleteOrder() {
+			e, ok := lastEvent(r.Rec.Record(), v.Name)
+			if !ok {
+				return fmt.Errorf("no watch event of pod %s names its container", v.Name)
+			}
+			c, _ := e.Container("")
+			containers[v.Name] = c.ContainerID
 			if err := r.Delete(ctx, v.Name); err != nil {
 				return err
 			}
-			deleted := time.Now()
-			if a, ok := r.Rec.Record().Action("delete", v.Name); ok {
-				deleted = a.StartedAt // a script's delete reached the API server before termlab saw it
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = waitStopped(ctx, r, servers, v, deleted)
-			}()
-			return nil
 		}
-		for i, v := range variants {
-			if v.Name == lastDeleted {
-				continue
-			}
-			if err := deleteAndWait(i, v); err != nil {
-				return err
-			}
-		}
-		// exit-now goes right after a kube-proxy sync, as the second pod of
-		// a rollout does: its rule change then waits for minSyncPeriod.
-		if err := waitFirstSync(ctx, r, clientNode); err != nil {
+		if err := waitAllStopped(ctx, r, servers, containers); err != nil {
 			return err
-		}
-		for i, v := range variants {
-			if v.Name == lastDeleted {
-				if err := deleteAndWait(i, v); err != nil {
-					return err
-				}
-			}
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
 		}
 		if err := waitRulesDropped(ctx, r, clientNode); err != nil {
 			return err
@@ -361,74 +347,63 @@ func steps(ctx context.Context, r *lab.Run) error {
 	})
 }
 
-// expectedExit is when the variant's mechanism ends its process, from the
-// delete: at once on SIGTERM, after the preStop sleep, at the grace period's
-// end, or 2 s after it when the preStop used it up.
-func (v variant) expectedExit() time.Duration {
-	switch {
-	case v.PreStop != noPreStop && v.Sleep >= v.Grace:
-		return v.Grace + claims.KubeletMinimumGracePeriod
-	case v.OnTerm == workloadlog.OnTermIgnore:
-		return v.Grace
+// deleteOrder is the variants in the order they are deleted: lastDeleted last.
+func deleteOrder() []variant {
+	var out []variant
+	var last variant
+	for _, v := range variants {
+		if v.Name == lastDeleted {
+			last = v
+			continue
+		}
+		out = append(out, v)
 	}
-	return v.Sleep
+	return append(out, last)
 }
 
-// waitStopped waits for the variant's container to stop: the pod's grace
-// period, the 2 s minimum the kubelet adds when a preStop used it up, and
-// the allowances, twice. crictl is asked from probeLead before the exit the
-// variant's mechanism predicts: the kubelet removes a deleted pod's exited
-// container about a second after the exit (its next PLEG relist), so the
-// probes must be frequent then, and five containers probed all along load
-// the two cores the timings are taken on. A container that exits earlier
-// than predicted is found removed, and its claims fail: the schedule cannot
-// pass a wrong prediction.
-func waitStopped(ctx context.Context, r *lab.Run, node cluster.Node, v variant, deleted time.Time) error {
-	e, ok := lastEvent(r.Rec.Record(), v.Name)
-	if !ok {
-		return fmt.Errorf("no watch event of pod %s", v.Name)
-	}
-	c, _ := e.Container("")
-	if !sleep(ctx, time.Until(deleted.Add(v.expectedExit()-probeLead))) {
-		return ctx.Err()
-	}
-	within := 2 * (v.Grace + claims.KubeletMinimumGracePeriod + claims.KubeletSyncAllowance + claims.ExitAllowance)
-	wctx, cancel := lab.Within(ctx, within)
-	defer cancel()
-	o, err := r.Rec.WaitContainer(wctx, node, v.Name, c.ContainerID, "stop", stopProbeEvery, evidence.ContainerObservation.Stopped)
-	if err == nil {
-		r.Infof("%s: crictl %s", v.Name, o.Describe())
-	}
-	return r.Unobserved(ctx, err)
-}
+// stopWithin bounds the wait for every deleted container to stop: the
+// longest grace period, the 2 s minimum the kubelet adds when a preStop used
+// it up, and the allowances, twice.
+const stopWithin = 2 * (exitGrace + claims.KubeletMinimumGracePeriod + claims.KubeletSyncAllowance + claims.ExitAllowance)
 
-// waitFirstSync waits until a read of the client node's rules after the
-// first deletes no longer forwards to one of the deleted pods: kube-proxy
-// has just synced.
-func waitFirstSync(ctx context.Context, r *lab.Run, node cluster.Node) error {
-	wctx, cancel := lab.Within(ctx, proxyRulesWithin)
+// waitAllStopped lists the run's containers on the node every
+// stopProbeEvery (one crictl ps for all) and observes each deleted pod's
+// container (crictl inspect, ps, logs) as soon as it is no longer running:
+// the kubelet removes a deleted pod's exited container about a second after
+// the exit (its next PLEG relist), and one command per look for all five
+// keeps the node commands from loading the two cores the timings are taken on.
+func waitAllStopped(ctx context.Context, r *lab.Run, node cluster.Node, containers map[string]string) error {
+	wctx, cancel := lab.Within(ctx, stopWithin)
 	defer cancel()
-	for {
-		rec := r.Rec.Record()
-		endpoints := victimEndpoints(rec)
-		delete(endpoints, lastDeleted)
-		for i := len(rec.ProxyRules) - 1; i >= 0; i-- {
-			p := rec.ProxyRules[i]
-			if p.Node != node.String() || p.Error != "" {
+	pending := maps.Clone(containers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for len(pending) > 0 {
+		states, err := r.Rec.ContainerStates(wctx, node)
+		if err != nil {
+			if err := r.Unobserved(ctx, err); err != nil || wctx.Err() != nil {
+				return err
+			}
+		}
+		for pod, id := range pending {
+			if err != nil || states[id] == evidence.ContainerRunning {
 				continue
 			}
-			for name, ep := range endpoints {
-				if !p.ForwardsTo(servicePort(r.Namespace, name), ep) {
-					r.Infof("kube-proxy on %s synced: %s is out of its rules", node, name)
-					return nil
+			delete(pending, pod)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o, err := r.Rec.ObserveContainer(ctx, node, pod, id)
+				if err == nil {
+					r.Infof("%s: crictl %s", pod, o.Describe())
 				}
-			}
-			break
+			}()
 		}
-		if !sleep(wctx, readEvery/2) {
-			return r.Unobserved(ctx, fmt.Errorf("waiting for kube-proxy on %s to drop a deleted pod: %w", node, context.DeadlineExceeded))
+		if len(pending) > 0 && !sleep(wctx, stopProbeEvery) {
+			return r.Unobserved(ctx, fmt.Errorf("waiting for the containers of %v to stop: %w", slices.Sorted(maps.Keys(pending)), context.DeadlineExceeded))
 		}
 	}
+	return nil
 }
 
 // waitRulesDropped waits until a read of the client node's rules forwards
