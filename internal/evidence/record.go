@@ -84,6 +84,8 @@ type Record struct {
 	// the reads of its log they came from.
 	Requests     []Request      `json:"-"`
 	RequestReads []RequestsRead `json:"request_reads,omitempty"`
+	// TaskExits are containerd's exit events of containers on a node (lab:graceful).
+	TaskExits []TaskExit `json:"task_exits,omitempty"`
 }
 
 // PodList is one LIST of the run's pods: when, why, at which

@@ -90,3 +90,18 @@ type RequestsRead struct {
 	Requests    int       `json:"requests"`
 	Error       string    `json:"error,omitempty"`
 }
+
+// TaskExit is containerd's own event of a container's init process exiting
+// (`ctr -n k8s.io events`, /tasks/exit): its exit status and the runtime's
+// exit time, kept even when the kubelet removes the container before a
+// crictl look (it removes a deleted pod's exited container about a second
+// after the exit).
+type TaskExit struct {
+	Node        string    `json:"node"`
+	ContainerID string    `json:"container_id"`
+	ExitStatus  int32     `json:"exit_status"`
+	ExitedAt    time.Time `json:"exited_at"`
+	ObservedAt  time.Time `json:"observed_at"`
+	// Path is the file the event lines of the node are saved in.
+	Path string `json:"path"`
+}

@@ -327,6 +327,7 @@ func (r *Recorder) Record() *evidence.Record {
 	c.ProxyRules = append([]evidence.ProxyRulesRead(nil), r.rec.ProxyRules...)
 	c.Requests = append([]evidence.Request(nil), r.rec.Requests...)
 	c.RequestReads = append([]evidence.RequestsRead(nil), r.rec.RequestReads...)
+	c.TaskExits = append([]evidence.TaskExit(nil), r.rec.TaskExits...)
 	return &c
 }
 

@@ -1,15 +1,18 @@
 package recorder
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -206,4 +209,79 @@ func (r *Recorder) ContainerStates(ctx context.Context, node Node) (map[string]s
 		states[c.ID] = c.State
 	}
 	return states, nil
+}
+
+// FollowTaskExits streams containerd's events on the node (`ctr -n k8s.io
+// events`, through the node's exec seam) for at most within, or until the
+// recorder stops, and records every container's init-process exit
+// (TaskExit). The exit lines are saved as containers/task-exits-<node>.log.
+// `timeout` ends ctr on the node itself: a docker exec whose client is
+// killed leaves its process running in the node.
+func (r *Recorder) FollowTaskExits(node Node, within time.Duration) error {
+	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
+		return fmt.Errorf("following containerd's events on %s: %w", node.String(), n.NoNodeAccess())
+	}
+	rel := "containers/task-exits-" + node.String() + ".log"
+	if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "containers"), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	ctx := r.bg
+	r.wg.Add(2)
+	go func() {
+		defer r.wg.Done()
+		cmd := node.CommandContext(ctx, "timeout", strconv.Itoa(int(within/time.Second)+1), "ctr", "-n", "k8s.io", "events")
+		cmd.SetStdout(pw)
+		err := cmd.Run()
+		pw.CloseWithError(err)
+	}()
+	go func() {
+		defer r.wg.Done()
+		defer f.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			e, ok := ParseTaskExit(sc.Bytes())
+			if !ok {
+				continue
+			}
+			e.Node, e.ObservedAt, e.Path = node.String(), now(), rel
+			_, _ = f.Write(append(append([]byte(nil), sc.Bytes()...), '\n'))
+			r.mu.Lock()
+			r.rec.TaskExits = append(r.rec.TaskExits, e)
+			r.broadcast()
+			r.mu.Unlock()
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return nil
+}
+
+// ParseTaskExit reads one line of `ctr events`:
+//
+//	2026-12-04 02:29:50.798757751 +0000 UTC k8s.io /tasks/exit {"container_id":"…","id":"…","pid":1,"exit_status":137,"exited_at":{"seconds":…,"nanos":…}}
+//
+// ok is false for every other event, and for an exec process's exit (its
+// id is not the container's).
+func ParseTaskExit(line []byte) (evidence.TaskExit, bool) {
+	_, payload, found := bytes.Cut(line, []byte(" /tasks/exit "))
+	if !found {
+		return evidence.TaskExit{}, false
+	}
+	var ev struct {
+		ContainerID string `json:"container_id"`
+		ID          string `json:"id"`
+		ExitStatus  int32  `json:"exit_status"`
+		ExitedAt    struct {
+			Seconds int64 `json:"seconds"`
+			Nanos   int64 `json:"nanos"`
+		} `json:"exited_at"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(payload), &ev); err != nil || ev.ContainerID == "" || ev.ID != ev.ContainerID {
+		return evidence.TaskExit{}, false
+	}
+	return evidence.TaskExit{ContainerID: ev.ContainerID, ExitStatus: ev.ExitStatus, ExitedAt: time.Unix(ev.ExitedAt.Seconds, ev.ExitedAt.Nanos).UTC()}, true
 }

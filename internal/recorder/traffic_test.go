@@ -23,3 +23,19 @@ func TestParseProxyRules(t *testing.T) {
 		t.Errorf("%d services of an empty namespace", n)
 	}
 }
+
+func TestParseTaskExit(t *testing.T) {
+	const exit = `2026-12-04 02:29:50.798757751 +0000 UTC k8s.io /tasks/exit {"container_id":"8a59","id":"8a59","pid":20079,"exit_status":137,"exited_at":{"seconds":1796351390,"nanos":797704084}}`
+	e, ok := ParseTaskExit([]byte(exit))
+	if !ok || e.ContainerID != "8a59" || e.ExitStatus != 137 || e.ExitedAt.UnixNano() != 1796351390797704084 {
+		t.Errorf("%+v %v", e, ok)
+	}
+	for _, other := range []string{
+		`2026-12-04 02:29:28.823232729 +0000 UTC k8s.io /tasks/start {"container_id":"420d","pid":19796}`,
+		`2026-12-04 02:29:50.798757751 +0000 UTC k8s.io /tasks/exit {"container_id":"8a59","id":"exec-1","pid":20080,"exit_status":0,"exited_at":{"seconds":1796351390,"nanos":1}}`,
+	} {
+		if _, ok := ParseTaskExit([]byte(other)); ok {
+			t.Errorf("taken as a container's exit: %s", other)
+		}
+	}
+}

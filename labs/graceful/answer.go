@@ -61,7 +61,7 @@ func why(x facts) string {
 // Report is the per-variant timeline, times from each pod's delete.
 func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	fs := factsOf(rec)
-	header := []string{"variant", "endpoint terminating (serving)", "client node stops forwarding", "preStop", "SIGTERM", "exit (crictl)", "failed requests"}
+	header := []string{"variant", "endpoint terminating (serving)", "client node stops forwarding", "preStop", "SIGTERM", "exit (crictl or containerd)", "failed requests"}
 	var rows [][]string
 	for _, x := range fs {
 		if x.Deleted.IsZero() {
@@ -95,8 +95,8 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 			sig = &s
 		}
 		exit := "—"
-		if e, ok := x.ExitAt(); ok {
-			exit = fmt.Sprintf("%s, code %d", at(&e), *x.Exit.ExitCode)
+		if e, code, _, ok := x.ExitAt(); ok {
+			exit = fmt.Sprintf("%s, code %d", at(&e), code)
 		}
 		var failed []string
 		for _, q := range x.Failed() {

@@ -372,15 +372,16 @@ func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
 		if s, ok := f.SignalAt(); k.require(ok && f.Log.OnTerm == workloadlog.OnTermIgnore, "%s: its log has no ignored SIGTERM", c.name) {
 			k.observe(c.name+"_sigterm_after_delete_seconds", secs(s.Sub(f.Deleted)))
 		}
-		exit, ok := f.ExitAt()
-		if !k.require(ok, "%s: crictl never showed its container exited", c.name) {
+		exit, code, from, ok := f.ExitAt()
+		if !k.require(ok, "%s: neither crictl nor containerd's events showed its container exit", c.name) {
 			continue
 		}
-		k.cite(f.Exit.InspectPath)
+		k.cite(from)
 		d := exit.Sub(f.Deleted)
-		k.observe(c.name+"_exit_code", *f.Exit.ExitCode)
+		k.observe(c.name+"_exit_code", code)
+		k.observe(c.name+"_exit_from", from)
 		k.observe(c.name+"_killed_after_delete_seconds", secs(d))
-		k.require(*f.Exit.ExitCode == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, *f.Exit.ExitCode, sigkill)
+		k.require(code == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, code, sigkill)
 		k.require(d >= c.want-clockSlack && d <= c.want+claims.KubeletSyncAllowance+claims.ExitAllowance, "%s: killed %.3f s after the delete (want %s to %s)", c.name, d.Seconds(), sec(c.want), sec(c.want+claims.KubeletSyncAllowance+claims.ExitAllowance))
 	}
 	return k.done()

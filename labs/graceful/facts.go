@@ -32,8 +32,12 @@ type facts struct {
 	// did: the node stopped forwarding between LastForwarding.StartedAt (or
 	// the delete) and Dropped.FinishedAt.
 	ForwardedBefore, LastForwarding, Dropped *evidence.ProxyRulesRead
-	// Exit is the crictl observation of the exited container (nil: none).
-	Exit *evidence.ContainerObservation
+	// ContainerID is the pod's container as the API reported it.
+	ContainerID string
+	// Exit is the crictl observation of the exited container (nil: none);
+	// TaskExit containerd's exit event of it (nil: none).
+	Exit     *evidence.ContainerObservation
+	TaskExit *evidence.TaskExit
 	// Log is the workload's own log, as the last crictl look read it.
 	Log *evidence.LogSummary
 	// Requests are the client's requests to the variant's Service.
@@ -122,6 +126,15 @@ func factsOf(rec *evidence.Record) []facts {
 				}
 			}
 		}
+		if e, ok := lastEvent(rec, v.Name); ok {
+			c, _ := e.Container("")
+			f.ContainerID = c.ContainerID
+		}
+		for i := range rec.TaskExits {
+			if e := &rec.TaskExits[i]; e.ContainerID == f.ContainerID && f.ContainerID != "" {
+				f.TaskExit = e
+			}
+		}
 		for i := range rec.Containers {
 			o := &rec.Containers[i]
 			if o.Pod != v.Name {
@@ -156,20 +169,25 @@ func (f facts) SignalAt() (time.Time, bool) {
 	return *f.Log.SignalAt, true
 }
 
-// ExitAt is when the container exited, as crictl says.
-func (f facts) ExitAt() (time.Time, bool) {
-	if f.Exit == nil {
-		return time.Time{}, false
+// ExitAt is when the container exited and with which code, as the runtime
+// says: crictl inspect, or containerd's exit event when the kubelet removed
+// the container before crictl looked. from names the source and its file.
+func (f facts) ExitAt() (at time.Time, code int32, from string, ok bool) {
+	switch {
+	case f.Exit != nil && f.Exit.ExitCode != nil:
+		return *f.Exit.FinishedAt, *f.Exit.ExitCode, f.Exit.InspectPath, true
+	case f.TaskExit != nil:
+		return f.TaskExit.ExitedAt, f.TaskExit.ExitStatus, f.TaskExit.Path, true
 	}
-	return *f.Exit.FinishedAt, true
+	return time.Time{}, 0, "", false
 }
 
-// EndedAt is when the process ended: crictl's exit, or, when the kubelet
-// removed the container before crictl saw it exited, the process's own exit
-// line (a clean exit logs one; a SIGKILL leaves none).
+// EndedAt is when the process ended: the runtime's word (ExitAt), or,
+// without it, the process's own exit line (a clean exit logs one; a SIGKILL
+// leaves none).
 func (f facts) EndedAt() (time.Time, string, bool) {
-	if t, ok := f.ExitAt(); ok {
-		return t, "crictl", true
+	if t, _, from, ok := f.ExitAt(); ok {
+		return t, from, true
 	}
 	if f.Log != nil && f.Log.ExitAt != nil {
 		return *f.Log.ExitAt, "its exit line", true
@@ -181,7 +199,8 @@ func (f facts) EndedAt() (time.Time, string, bool) {
 // its SIGTERM when it exits or drains on it, at its exit when it ignores it.
 func (f facts) StoppedAccepting() (time.Time, bool) {
 	if f.v.OnTerm == workloadlog.OnTermIgnore {
-		return f.ExitAt()
+		t, _, _, ok := f.ExitAt()
+		return t, ok
 	}
 	return f.SignalAt()
 }

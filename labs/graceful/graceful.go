@@ -131,10 +131,16 @@ const (
 	// a read itself takes about 0.15 s, so the rules are seen about every
 	// quarter second: the resolution of "when the node stopped forwarding".
 	readEvery = 100 * time.Millisecond
-	// stopProbeEvery: the containers are listed four times a second while
-	// the lab waits for them to stop, to see each exit before the kubelet
-	// removes the container about a second later.
-	stopProbeEvery = 250 * time.Millisecond
+	// stopProbeEvery: while the lab waits for the containers to stop it
+	// looks at containerd's exit events (in the record) this often, and
+	// lists the containers with crictl every psEvery looks: a look at crictl
+	// as soon as an exit shows, before the kubelet removes the container
+	// about a second later.
+	stopProbeEvery = 100 * time.Millisecond
+	psEvery        = 10
+	// taskEventsFor bounds how long containerd's events are followed: the
+	// rest of the run, with room.
+	taskEventsFor = 3 * time.Minute
 	// lastDeleted is deleted right after the others (see the delete step).
 	lastDeleted = "exit-now"
 	// after: requests after the last exit and the last rule change, so the
@@ -232,7 +238,9 @@ func steps(ctx context.Context, r *lab.Run) error {
 				return err
 			}
 		}
-		return nil
+		// containerd's exit events keep each exit's time and status even when
+		// the kubelet removes the container before crictl looks.
+		return r.Unobserved(ctx, r.Rec.FollowTaskExits(servers, taskEventsFor))
 	})
 	if err != nil {
 		return err
@@ -378,15 +386,23 @@ func waitAllStopped(ctx context.Context, r *lab.Run, node cluster.Node, containe
 	pending := maps.Clone(containers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	for len(pending) > 0 {
-		states, err := r.Rec.ContainerStates(wctx, node)
-		if err != nil {
-			if err := r.Unobserved(ctx, err); err != nil || wctx.Err() != nil {
-				return err
+	for look := 0; len(pending) > 0; look++ {
+		exited := map[string]bool{}
+		for _, e := range r.Rec.Record().TaskExits {
+			exited[e.ContainerID] = true
+		}
+		// crictl too, less often: the exit events are the fast path.
+		var states map[string]string
+		var err error
+		if look%psEvery == 0 {
+			if states, err = r.Rec.ContainerStates(wctx, node); err != nil {
+				if err := r.Unobserved(ctx, err); err != nil || wctx.Err() != nil {
+					return err
+				}
 			}
 		}
 		for pod, id := range pending {
-			if err != nil || states[id] == evidence.ContainerRunning {
+			if !exited[id] && (states == nil || states[id] == evidence.ContainerRunning) {
 				continue
 			}
 			delete(pending, pod)
