@@ -18,8 +18,8 @@ import (
 
 // lab:graceful's workload, three more parts of this one binary:
 //
-//	heartbeat serve [--listen=:8080] [--on-term=exit|drain|ignore]
-//	    answers every HTTP request with its pod's name (POD_NAME) and, on
+//	heartbeat serve [--listen=:8080] [--on-term=exit|drain|ignore] [--answer-after=0s]
+//	    answers every HTTP request, after --answer-after, with its pod's name (POD_NAME) and, on
 //	    SIGTERM, exits at once, drains (stops accepting, finishes what is in
 //	    flight, exits) or ignores it
 //	heartbeat sleep <duration>
@@ -34,6 +34,9 @@ const envPodNameServe = "POD_NAME"
 type serveConfig struct {
 	Listen string
 	OnTerm string
+	// AnswerAfter is how long each request takes to answer: the work a real
+	// handler does, so that requests are in flight when SIGTERM comes.
+	AnswerAfter time.Duration
 }
 
 func parseServeConfig(args []string) (serveConfig, error) {
@@ -42,6 +45,7 @@ func parseServeConfig(args []string) (serveConfig, error) {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve on")
 	fs.StringVar(&cfg.OnTerm, "on-term", cfg.OnTerm, "what to do on SIGTERM: exit, drain or ignore")
+	fs.DurationVar(&cfg.AnswerAfter, "answer-after", 0, "how long each request takes to answer")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -79,6 +83,7 @@ func serveOn(ln net.Listener, cfg serveConfig, name string, out io.Writer, sigs 
 	emit := func(line string) { fmt.Fprintln(out, line) }
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(cfg.AnswerAfter) // the handler's work; a process that exits drops it
 			w.Header().Set("Content-Type", "text/plain")
 			fmt.Fprintln(w, name)
 		}),

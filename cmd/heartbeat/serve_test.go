@@ -154,3 +154,30 @@ func TestParseClientConfig(t *testing.T) {
 		t.Errorf("bad --on-term: %v", err)
 	}
 }
+
+func TestExitDropsRequestsInFlightDrainFinishesThem(t *testing.T) {
+	for _, tc := range []struct{ onTerm, want string }{{workloadlog.OnTermExit, workloadlog.OutcomeReset}, {workloadlog.OnTermDrain, workloadlog.OutcomeOK}} {
+		t.Run(tc.onTerm, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sigs := make(chan os.Signal, 1)
+			done := make(chan int, 1)
+			go func() {
+				done <- serveOn(ln, serveConfig{OnTerm: tc.onTerm, AnswerAfter: 300 * time.Millisecond}, "pod-c", &syncBuffer{}, sigs)
+			}()
+			got := make(chan string, 1)
+			go func() {
+				o, _, _ := get(&http.Client{Timeout: 2 * time.Second}, "http://"+ln.Addr().String()+"/")
+				got <- o
+			}()
+			time.Sleep(100 * time.Millisecond) // the request is in the handler
+			sigs <- syscall.SIGTERM
+			if o := <-got; o != tc.want {
+				t.Errorf("a request in flight at SIGTERM: %s, want %s", o, tc.want)
+			}
+			<-done
+		})
+	}
+}

@@ -40,8 +40,10 @@ type facts struct {
 	TaskExit *evidence.TaskExit
 	// Log is the workload's own log, as the last crictl look read it.
 	Log *evidence.LogSummary
-	// Requests are the client's requests to the variant's Service.
+	// Requests are the client's requests to the variant's Service; all
+	// every request of the client.
 	Requests []evidence.Request
+	all      []evidence.Request
 }
 
 // record paths the claims cite.
@@ -147,6 +149,7 @@ func factsOf(rec *evidence.Record) []facts {
 				f.Exit = o
 			}
 		}
+		f.all = rec.Requests
 		for _, q := range rec.Requests {
 			if q.Target == v.Name {
 				f.Requests = append(f.Requests, q)
@@ -238,6 +241,18 @@ func (f facts) Failed() []evidence.Request {
 	return out
 }
 
+// FailedByDeletion returns the failed requests not lost in a stall of the
+// client's node: those the pod's own deletion must account for.
+func (f facts) FailedByDeletion() []evidence.Request {
+	var out []evidence.Request
+	for _, q := range f.Failed() {
+		if f.Window(q) != windowStall {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
 // The windows a failed request is attributed to.
 const (
 	windowUnreachable = "after the process stopped accepting and before the client's node removed the endpoint"
@@ -245,10 +260,32 @@ const (
 	windowBefore      = "before the process stopped accepting (not explained by the deletion)"
 	windowAfter       = "after the client's node removed the endpoint (not explained by the deletion)"
 	windowUnknown     = "not attributable: the record lacks the process's stop or the rule change"
+	// windowStall: not this pod's deletion at all: new connections to
+	// several Services timed out together, the client's node stalled.
+	windowStall = "in a stall of the client's node (requests to several Services timed out together)"
 )
 
-// explained reports whether a window is one the deletion accounts for.
+// explained reports whether a window is one the pod's deletion accounts for.
 func explained(w string) bool { return w == windowUnreachable || w == windowInFlight }
+
+// stallSpan: timeouts of two Services whose starts are this close are one
+// stall of the client's node (seen: 0.1 s, three Services, during a kube-proxy
+// sync on a loaded machine); a pod's own window never spans two Services.
+const stallSpan = 250 * time.Millisecond
+
+// inStall reports whether a timed-out request started within stallSpan of a
+// timed-out request to another Service.
+func inStall(q evidence.Request, all []evidence.Request) bool {
+	if q.Outcome != workloadlog.OutcomeTimeout {
+		return false
+	}
+	for _, o := range all {
+		if o.Target != q.Target && o.Outcome == workloadlog.OutcomeTimeout && o.Start.Sub(q.Start).Abs() <= stallSpan {
+			return true
+		}
+	}
+	return false
+}
 
 // Window attributes a failed request to a window of the variant's timeline.
 func (f facts) Window(q evidence.Request) string {
@@ -256,6 +293,10 @@ func (f facts) Window(q evidence.Request) string {
 	_, dropped, dok := f.DroppedBetween()
 	if !ok || !dok {
 		return windowUnknown
+	}
+	inFlightOrAfterStop := !(q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)))
+	if (!inFlightOrAfterStop || q.Start.After(dropped)) && inStall(q, f.all) {
+		return windowStall
 	}
 	switch {
 	case q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)):

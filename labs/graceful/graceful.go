@@ -100,6 +100,13 @@ var variants = []variant{
 	{Name: "prestop-overrun", Title: fmt.Sprintf("preStop exec sleep %s > grace %s; ignores SIGTERM", claims.InSeconds(overrunSleep), claims.InSeconds(overrunGrace)), OnTerm: workloadlog.OnTermIgnore, PreStop: execPreStop, Sleep: overrunSleep, Grace: overrunGrace},
 }
 
+// answerAfter is how long the servers take for each request
+// (manifests/pods/graceful-server.yaml): a handler's work, so that a
+// process that exits at once on SIGTERM has requests in flight to drop,
+// whoever wins the race between the kubelet's SIGTERM and the client
+// node's rule update.
+const answerAfter = 200 * time.Millisecond
+
 // The client's schedule (manifests/pods/graceful-client.yaml: the timeout).
 const (
 	// requestEvery is each Service's period; exitNowEvery exit-now's, five
@@ -174,6 +181,11 @@ const (
 	// kernel's, and the slack covers a SIGTERM logged a moment "before" the
 	// watch event of the delete that caused it.
 	clockSlack = 100 * time.Millisecond
+	// killAllowance: from the runtime's SIGKILL to the exit it records, and
+	// a SIGTERM logged early relative to it, on a loaded node (seen 0.65 s
+	// under a load average of 12); half the step from the kubelet's 2 s
+	// minimum to a fresh 4 s grace period, so the two stay apart.
+	killAllowance = time.Second
 	// maxRequestGap: the client is taken to have kept sending when no two
 	// request starts of a Service are further apart than this (20 periods;
 	// a start waits only for the client's own scheduling).
@@ -524,8 +536,11 @@ func (v variant) pod(p *corev1.Pod) error {
 	p.Spec.TerminationGracePeriodSeconds = &grace
 	c := &p.Spec.Containers[0]
 	for i, a := range c.Args {
-		if strings.HasPrefix(a, "--on-term=") {
+		switch {
+		case strings.HasPrefix(a, "--on-term="):
 			c.Args[i] = "--on-term=" + v.OnTerm
+		case strings.HasPrefix(a, "--answer-after="):
+			c.Args[i] = "--answer-after=" + answerAfter.String()
 		}
 	}
 	switch v.PreStop {
