@@ -13,7 +13,7 @@ import (
 // recorded is a real lab:graceful run on the termlab cluster (kubelet and
 // kube-proxy v1.37.2, iptables mode); the whole pod objects are left out of
 // events.jsonl.
-const recorded = "testdata/20261204-023559-5c06"
+const recorded = "testdata/20261204-024556-8826"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
@@ -67,6 +67,11 @@ func TestContradictingRecordsFail(t *testing.T) {
 			for i := range rec.TaskExits {
 				if rec.TaskExits[i].ContainerID == f.ContainerID {
 					rec.TaskExits[i].ExitedAt = early
+				}
+			}
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "native-sleep" && rec.Containers[i].FinishedAt != nil {
+					rec.Containers[i].FinishedAt = &early
 				}
 			}
 		}, []string{idSigtermAfterPreStop}},
