@@ -108,7 +108,7 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 		}
 		rows = append(rows, []string{"`" + x.v.Name + "`", term, drop, pre, at(sig), exit, fl})
 	}
-	body := fmt.Sprintf("Each row on its pod's own clock: seconds from the watch event that first showed the pod's deletionTimestamp. The client's node is %s; its rules were read every %s (a change falls between the two times shown). The client sent a request to each Service every %s on a new connection (%s).",
-		clientNode(rec), sec(readEvery), sec(requestEvery), evidence.RequestsFile)
+	body := fmt.Sprintf("Each row on its pod's own clock: seconds from its delete's arrival at the API server. The client's node is %s; it stopped forwarding to the pod between the later of the last read of its rules that still did (read every %s, each read a node command) and the last request the client's log shows sent to the pod, and the end of the first read that no longer did. The client sent a request to each Service every %s (exit-now's every %s), each on a new connection (%s).",
+		clientNode(rec), sec(readEvery), sec(requestEvery), sec(exitNowEvery), evidence.RequestsFile)
 	return []report.Section{{Title: "One timeline per variant", Body: body + "\n\n" + report.Table(header, rows)}}
 }

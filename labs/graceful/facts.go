@@ -32,6 +32,10 @@ type facts struct {
 	// did: the node stopped forwarding between LastForwarding.StartedAt (or
 	// the delete) and Dropped.FinishedAt.
 	ForwardedBefore, LastForwarding, Dropped *evidence.ProxyRulesRead
+	// LastRouted is the start of the last request the client's node sent to
+	// the pod, by the client's own log: answered by the pod, or refused (the
+	// steady pod refuses nothing). The node forwarded to it until then at least.
+	LastRouted time.Time
 	// ContainerID is the pod's container as the API reported it.
 	ContainerID string
 	// Exit is the crictl observation of the exited container (nil: none);
@@ -156,6 +160,11 @@ func factsOf(rec *evidence.Record) []facts {
 			}
 		}
 		sort.SliceStable(f.Requests, func(i, j int) bool { return f.Requests[i].Start.Before(f.Requests[j].Start) })
+		for _, q := range f.Requests {
+			if q.Backend == v.Name || q.Outcome == workloadlog.OutcomeRefused {
+				f.LastRouted = q.Start
+			}
+		}
 		out = append(out, f)
 	}
 	return out
@@ -210,8 +219,8 @@ func (f facts) StoppedAccepting() (time.Time, bool) {
 
 // DroppedBetween is the interval in which the client's node stopped
 // forwarding to the pod: after the last read that still forwarded to it
-// began (or the delete, when none did after it), before the first read that
-// no longer did ended.
+// began, or the last request the client's log shows sent to it, or the
+// delete (the latest of them), before the first read that no longer did ended.
 func (f facts) DroppedBetween() (from, to time.Time, ok bool) {
 	if f.Dropped == nil {
 		return time.Time{}, time.Time{}, false
@@ -219,6 +228,9 @@ func (f facts) DroppedBetween() (from, to time.Time, ok bool) {
 	from = f.Deleted
 	if f.LastForwarding != nil && f.LastForwarding.StartedAt.After(from) {
 		from = f.LastForwarding.StartedAt
+	}
+	if f.LastRouted.After(from) && f.LastRouted.Before(f.Dropped.FinishedAt) {
+		from = f.LastRouted
 	}
 	return from, f.Dropped.FinishedAt, true
 }
