@@ -50,9 +50,9 @@ done
 # shellcheck disable=SC2086
 server steady exit 10 "" $VARIANTS
 # 2. The five variants (preStop exec runs /heartbeat sleep: the image has no shell).
-server exit-now exit 10 "" exit-now
-server exec-sleep exit 10 '{preStop: {exec: {command: [/heartbeat, sleep, 7s]}}}' exec-sleep
-server native-sleep drain 10 '{preStop: {sleep: {seconds: 7}}}' native-sleep
+server exit-now exit 15 "" exit-now
+server exec-sleep exit 15 '{preStop: {exec: {command: [/heartbeat, sleep, 10s]}}}' exec-sleep
+server native-sleep drain 15 '{preStop: {sleep: {seconds: 10}}}' native-sleep
 server ignore-term ignore 5 "" ignore-term
 server prestop-overrun ignore 4 '{preStop: {exec: {command: [/heartbeat, sleep, 16s]}}}' prestop-overrun
 kubectl wait pod --all -n "$NS" --for=condition=Ready --timeout=90s
@@ -71,7 +71,7 @@ sleep 3
 for v in exec-sleep native-sleep ignore-term prestop-overrun exit-now; do delete "$v"; done
 kubectl get endpointslices -n "$NS" -o custom-columns='SVC:.metadata.labels.kubernetes\.io/service-name,POD:.endpoints[*].targetRef.name,READY:.endpoints[*].conditions.ready,SERVING:.endpoints[*].conditions.serving,TERMINATING:.endpoints[*].conditions.terminating'
 sleep 1; docker exec "$CLIENT_NODE" iptables-save -t nat | grep -- "-> " | grep "$NS/" || true
-sleep 10
+sleep 13
 # 5. Every failed request, and what each container's exit was.
 kubectl logs client -n "$NS" | grep -v outcome=ok || echo "(no failed request)"
 docker exec "$NODE" crictl ps -a --label io.kubernetes.pod.namespace="$NS"

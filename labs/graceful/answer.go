@@ -48,14 +48,15 @@ func why(x facts) string {
 	}
 	failed := x.Failed()
 	if len(failed) == 0 {
-		return fmt.Sprintf("the client's node stopped sending to it by %s; it %s — after that", fmt.Sprintf("%+.2f s", p.Seconds()), stop)
+		return fmt.Sprintf("the client's node stopped sending to it by %+.2f s; it %s — after that", p.Seconds(), stop)
 	}
 	var parts []string
 	windows := x.Windows()
 	for _, w := range sortedKeys(windows) {
 		parts = append(parts, fmt.Sprintf("%d %s", windows[w], w))
 	}
-	return fmt.Sprintf("it %s, the client's node sent to it until %+.2f s: %s", stop, p.Seconds(), strings.Join(parts, "; "))
+	from, to, _ := x.DroppedBetween()
+	return fmt.Sprintf("it %s; the client's node stopped sending to it between %s and %s: %s", stop, at(from), at(to), strings.Join(parts, "; "))
 }
 
 // Report is the per-variant timeline, times from each pod's delete.
