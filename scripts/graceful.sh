@@ -61,7 +61,7 @@ kubectl wait pod --all -n "$NS" --for=condition=Ready --timeout=90s
 targets=""; for v in $VARIANTS; do every=50ms; [ "$v" != exit-now ] || every=10ms
   targets="$targets \"$v@$every=http://$(kubectl get svc "$v" -n "$NS" -o jsonpath='{.spec.clusterIP}'):8080/\","; done
 sed -e "s#termlab/heartbeat:placeholder#$IMAGE#" -e "/^spec:/a\\  nodeSelector: {kubernetes.io/hostname: $CLIENT_NODE}" \
-    -e "s#\"--timeout=1s\"\]#\"--timeout=1s\",${targets%,}]#" manifests/pods/graceful-client.yaml | kubectl create -n "$NS" -f -
+    -e "s#\"--timeout=3s\"\]#\"--timeout=3s\",${targets%,}]#" manifests/pods/graceful-client.yaml | kubectl create -n "$NS" -f -
 kubectl wait pod/client -n "$NS" --for=condition=Ready --timeout=90s
 docker exec "$CLIENT_NODE" iptables-save -t nat | grep -- "-> " | grep "$NS/" || true
 sleep 3
