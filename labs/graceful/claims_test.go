@@ -13,7 +13,7 @@ import (
 // recorded is a real lab:graceful run on the termlab cluster (kubelet and
 // kube-proxy v1.37.2, iptables mode); the whole pod objects are left out of
 // events.jsonl.
-const recorded = "testdata/20261204-030809-ffd5"
+const recorded = "testdata/20261204-031643-7322"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
