@@ -6,18 +6,18 @@
 // Service shares and nobody deletes, so a request the client's node no
 // longer sends to the deleted pod still has somewhere to go. A client pod on
 // the second worker sends a GET to every Service's ClusterIP every 50 ms
-// (exit-now's every 10 ms), each
-// on a new connection (so each is routed by the client node's kube-proxy
-// rules at that moment), and logs each request's start, end and outcome.
+// (exit-now's every 10 ms), each on a new connection (so each is routed by
+// the client node's kube-proxy rules at that moment), and logs each
+// request's start, end and outcome.
 //
 // The lab deletes the variants' pods one after the other (an ordinary
 // delete: each pod's own grace period), exit-now last, right after the
-// others, as the next pod of a rollout goes; and
-// records, on one timeline per variant: the
-// deletion, the EndpointSlice's endpoint conditions (a watch), the client
-// node's kube-proxy rules (iptables-save, read through the node's exec seam
-// every readEvery), the workload's own SIGTERM and preStop lines, the
-// container's exit (crictl) and every request.
+// others, as the next pod of a rollout goes, and records on one timeline
+// per variant: the delete, the EndpointSlice's endpoint conditions (a
+// watch), the client node's kube-proxy rules (iptables-save, read through
+// the node's exec seam every readEvery), the workload's own SIGTERM and
+// preStop lines, the container's exit (crictl, or containerd's exit event
+// when the kubelet removed the container first) and every request.
 package graceful
 
 import (
@@ -207,7 +207,7 @@ var Definition = lab.Definition{
 		{Title: "five Services, each with its variant's pod and the shared steady pod, on the first worker",
 			Do:  []string{"kubectl create -n {ns} -f inputs/objects/  # from the run folder: the Services", "kubectl create -n {ns} -f inputs/pods/  # the pods exactly as sent: steady, the five variants and the client"},
 			See: []string{"kubectl get endpointslices -n {ns} -o wide"}},
-		{Title: "the client on the second worker: a GET to each Service every 25 ms, each logged",
+		{Title: "the client on the second worker: a GET to each Service every 50 ms (exit-now's every 10 ms), each logged",
 			See: []string{"kubectl logs -n {ns} client --tail=5", "docker exec <client's node> iptables-save -t nat | grep {ns}/"}},
 		{Title: "delete the five variants' pods (an ordinary delete)",
 			Do:  []string{"kubectl delete pod -n {ns} exit-now exec-sleep native-sleep ignore-term prestop-overrun --wait=false"},
