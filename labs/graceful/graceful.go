@@ -150,6 +150,10 @@ const (
 	taskEventsFor = 3 * time.Minute
 	// lastDeleted is deleted right after the others (see the delete step).
 	lastDeleted = "exit-now"
+	// servingWithin: a started server logs its serving line at once; the
+	// bound is for a look through crictl on a loaded node.
+	servingWithin     = 15 * time.Second
+	servingProbeEvery = 500 * time.Millisecond
 	// after: requests after the last exit and the last rule change, so the
 	// steady pod's answers show the Service kept working.
 	after = 2 * time.Second
@@ -249,7 +253,11 @@ func steps(ctx context.Context, r *lab.Run) error {
 			}
 		}
 		for _, name := range append([]string{steady}, names()...) {
-			if _, err := r.WaitRunning(ctx, name, readyWithin); err != nil {
+			e, err := r.WaitRunning(ctx, name, readyWithin)
+			if err != nil {
+				return err
+			}
+			if err := waitServing(ctx, r, servers, e); err != nil {
 				return err
 			}
 		}
@@ -435,6 +443,21 @@ func waitAllStopped(ctx context.Context, r *lab.Run, node cluster.Node, containe
 		}
 	}
 	return nil
+}
+
+// waitServing waits until the pod's workload has logged that it serves. The
+// workload image carries one tag on every node, and a checkout without
+// `heartbeat serve` may have loaded its build last: such a pod exits at once,
+// and the run must say so rather than decide claims on nothing.
+func waitServing(ctx context.Context, r *lab.Run, node cluster.Node, e evidence.PodEvent) error {
+	c, _ := e.Container("")
+	wctx, cancel := lab.Within(ctx, servingWithin)
+	defer cancel()
+	_, err := r.Rec.WaitLog(wctx, node, e.Name, c.ContainerID, "log its serving line", servingProbeEvery, func(s evidence.LogSummary) bool { return s.OnTerm != "" })
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("pod %s never logged that it serves (is the workload image on the nodes built from a checkout without `heartbeat serve`? go tool mage cluster:up loads this one's): %w", e.Name, err)
+	}
+	return err
 }
 
 // waitRulesDropped waits until a read of the client node's rules forwards
