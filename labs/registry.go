@@ -9,6 +9,7 @@ import (
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/labs/finalizer"
 	"github.com/termlab/termlab/labs/force"
+	"github.com/termlab/termlab/labs/graceful"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
 	"github.com/termlab/termlab/labs/orphan"
 	"github.com/termlab/termlab/labs/scale"
@@ -24,6 +25,7 @@ var All = []lab.Definition{
 	orphan.Definition,
 	stuck.Definition,
 	statefulset.Definition,
+	graceful.Definition,
 	kwoklab.Definition,
 	sidecar.Definition,
 	scale.Definition,

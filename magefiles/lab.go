@@ -41,6 +41,11 @@ func (Lab) Statefulset(ctx context.Context, by, kubeconfig, context *string, nod
 	return targets.Lab(ctx, "statefulset", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, AllowNodeFaults: allownodefaults})
 }
 
+// Graceful runs lab:graceful: a normal delete of pods behind Services under traffic; which requests fail, in which window, with and without a preStop sleep.
+func (Lab) Graceful(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool) error {
+	return targets.Lab(ctx, "graceful", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
+}
+
 // Kwok runs lab:kwok: the same deletions on a real worker and on kwok fake nodes under three stage sets, with a fidelity verdict.
 func (Lab) Kwok(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool) error {
 	return targets.Lab(ctx, "kwok", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})

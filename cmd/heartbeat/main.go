@@ -17,7 +17,8 @@
 // For lab:statefulset the same binary has two more parts (ledger.go):
 // `heartbeat ledger` serves the ledger, and a heartbeat with LEDGER_URL set
 // also posts its identity there every LEDGER_EVERY (500ms). For the
-// node-access pod it has `idle` and `chroot` (node.go).
+// node-access pod it has `idle` and `chroot` (node.go). For lab:graceful it
+// has `serve`, `sleep` (serve.go) and `client` (client.go).
 package main
 
 import (
@@ -89,6 +90,15 @@ func main() {
 	}
 	if len(os.Args) >= 2 && os.Args[1] == "agent" {
 		os.Exit(serveAgent(os.Args[2:], os.Getenv))
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "serve" {
+		os.Exit(serve(os.Args[2:], os.Getenv, os.Stdout))
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "sleep" {
+		os.Exit(sleepHook(os.Args[2:], pid1Log))
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "client" {
+		os.Exit(runClient(os.Args[2:], os.Stdout))
 	}
 	if len(os.Args) >= 2 && os.Args[1] == "chroot" {
 		os.Exit(chrootExec(os.Args[2:]))

@@ -86,6 +86,17 @@ func SummariseLog(raw []byte) *LogSummary {
 		t := sig.Time.UTC()
 		s.SignalAt = &t
 	}
+	if l.Serving != nil {
+		s.OnTerm = l.Serving.OnTerm
+	}
+	if p, ok := l.PreStopStarted(); ok {
+		t, d := p.Time.UTC(), p.Sleep
+		s.PreStopStartAt, s.PreStopSleep = &t, &d
+	}
+	if p, ok := l.PreStopEnded(); ok {
+		t := p.Time.UTC()
+		s.PreStopEndAt = &t
+	}
 	if l.Exit != nil {
 		s.ExitLogged = true
 		code := l.Exit.Code

@@ -29,6 +29,12 @@ func Load(dir string) (*Record, error) {
 	if err := readLines(filepath.Join(dir, NodesFile), &rec.NodeEvents); err != nil {
 		return nil, err
 	}
+	if err := readLines(filepath.Join(dir, EndpointSlicesFile), &rec.EndpointSlices); err != nil {
+		return nil, err
+	}
+	if err := readLines(filepath.Join(dir, RequestsFile), &rec.Requests); err != nil {
+		return nil, err
+	}
 	if err := readLines(filepath.Join(dir, AuditFile), &rec.Audit); err != nil {
 		return nil, err
 	}

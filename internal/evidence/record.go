@@ -82,6 +82,17 @@ type Record struct {
 	// Lists are LISTs of the run's pods taken at chosen moments, to check
 	// the watch's record against the API server's own answer (lab:scale).
 	Lists []PodList `json:"pod_lists,omitempty"`
+	// EndpointSlices are the watch events on the namespace's EndpointSlices
+	// (endpointslices.jsonl), for a lab that asks for that watch.
+	EndpointSlices []EndpointSliceEvent `json:"-"`
+	// ProxyRules are reads of kube-proxy's rules on a node (lab:graceful).
+	ProxyRules []ProxyRulesRead `json:"proxy_rules,omitempty"`
+	// Requests are a client pod's requests (requests.jsonl), and RequestReads
+	// the reads of its log they came from.
+	Requests     []Request      `json:"-"`
+	RequestReads []RequestsRead `json:"request_reads,omitempty"`
+	// TaskExits are containerd's exit events of containers on a node (lab:graceful).
+	TaskExits []TaskExit `json:"task_exits,omitempty"`
 }
 
 // PodList is one LIST of the run's pods: when, why, at which
@@ -298,6 +309,12 @@ type LogSummary struct {
 	ExitLogged     bool       `json:"exit_logged"`
 	ExitCodeLogged *int       `json:"exit_code_logged,omitempty"`
 	ExitAt         *time.Time `json:"exit_at,omitempty"` // the workload's own time of its exit line
+	// A serving workload's (lab:graceful): what it does on SIGTERM, and the
+	// lines an exec preStop hook wrote into its log.
+	OnTerm         string         `json:"on_term,omitempty"`
+	PreStopSleep   *time.Duration `json:"prestop_sleep,omitempty"`
+	PreStopStartAt *time.Time     `json:"prestop_start_at,omitempty"`
+	PreStopEndAt   *time.Time     `json:"prestop_end_at,omitempty"`
 }
 
 // Note is something the record must say that is not an observation, e.g.

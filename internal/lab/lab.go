@@ -136,6 +136,8 @@ type Uses struct {
 	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
 	// it on every exit path; internal/kubelet arms a dead-man's switch).
 	StopsKubelet bool
+	// EndpointSlices: the recorder also watches the run's EndpointSlices.
+	EndpointSlices bool
 }
 
 // HandStep is one step of a lab as a person would do it by hand. Commands
@@ -227,7 +229,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	rec, err := recorder.Start(ctx, recorder.Config{
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
-		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0,
+		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0, EndpointSlices: def.Uses.EndpointSlices,
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -38,6 +39,9 @@ type Config struct {
 	NodeAccess string
 	// NoFakeNodes: the cluster has no kwok fake node (evidence.Record.NoFakeNodes).
 	NoFakeNodes bool
+	// EndpointSlices also watches the namespace's EndpointSlices
+	// (endpointslices.jsonl), for a lab about a Service's endpoints.
+	EndpointSlices bool
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -87,7 +91,11 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess, NoFakeNodes: cfg.NoFakeNodes,
 		},
 	}
-	for _, name := range recordedFiles {
+	files := recordedFiles
+	if cfg.EndpointSlices {
+		files = append(append([]string(nil), files...), evidence.EndpointSlicesFile)
+	}
+	for _, name := range files {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
 		if err != nil {
 			r.closeFiles()
@@ -144,6 +152,8 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 		r.addKubeEvent(string(ev.Type), o, at)
 	case *corev1.Node:
 		r.addNode(string(ev.Type), o, at)
+	case *discoveryv1.EndpointSlice:
+		r.addEndpointSlice(string(ev.Type), o, at)
 	}
 }
 
@@ -316,6 +326,11 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Ledgers = append([]evidence.LedgerRead(nil), r.rec.Ledgers...)
 	c.Lists = append([]evidence.PodList(nil), r.rec.Lists...)
 	c.Clocks = append([]evidence.ClockOffset(nil), r.rec.Clocks...)
+	c.EndpointSlices = append([]evidence.EndpointSliceEvent(nil), r.rec.EndpointSlices...)
+	c.ProxyRules = append([]evidence.ProxyRulesRead(nil), r.rec.ProxyRules...)
+	c.Requests = append([]evidence.Request(nil), r.rec.Requests...)
+	c.RequestReads = append([]evidence.RequestsRead(nil), r.rec.RequestReads...)
+	c.TaskExits = append([]evidence.TaskExit(nil), r.rec.TaskExits...)
 	return &c
 }
 

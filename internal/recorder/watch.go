@@ -43,7 +43,7 @@ type watchSource struct {
 func (r *Recorder) sources() []watchSource {
 	core := r.cfg.Client.CoreV1()
 	ns, selector := r.cfg.Namespace, r.cfg.PodSelector
-	return []watchSource{
+	sources := []watchSource{
 		{
 			name: evidence.WatchPods, what: "pods in " + ns,
 			list: func(ctx context.Context) ([]runtime.Object, string, error) {
@@ -85,6 +85,23 @@ func (r *Recorder) sources() []watchSource {
 			},
 		},
 	}
+	if r.cfg.EndpointSlices {
+		slices := r.cfg.Client.DiscoveryV1().EndpointSlices(ns)
+		sources = append(sources, watchSource{
+			name: evidence.WatchEndpointSlices, what: "endpointslices in " + ns,
+			list: func(ctx context.Context) ([]runtime.Object, string, error) {
+				l, err := slices.List(ctx, metav1.ListOptions{})
+				if err != nil {
+					return nil, "", err
+				}
+				return objects(l.Items), l.ResourceVersion, nil
+			},
+			watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return slices.Watch(ctx, o)
+			},
+		})
+	}
+	return sources
 }
 
 func objects[T any, P interface {

@@ -22,6 +22,12 @@ type Log struct {
 	// Exit is the exit line; nil if the process did not exit cleanly
 	// (for example it was killed with SIGKILL).
 	Exit *Exit
+	// Serving is the serving workload's first line (lab:graceful); nil for a heartbeat.
+	Serving *Serving
+	// PreStops are the lines an exec preStop hook wrote into the log, in order.
+	PreStops []PreStop
+	// Requests are the client's requests, in the order they ended.
+	Requests []Request
 	// Skipped holds lines that are not a well-formed workload record:
 	// other output, malformed or duplicate records. Parse never fails on them.
 	Skipped []Skipped
@@ -49,7 +55,62 @@ type Signal struct {
 	Time      time.Time
 	ExitingIn time.Duration // shutdown delay announced; 0 when Ignored
 	Ignored   bool          // a repeat signal during the shutdown delay
-	Line      int
+	// OnTerm is what a serving workload does about it (OnTerm*); "" for a heartbeat.
+	OnTerm string
+	Line   int
+}
+
+// Serving is a serving workload's first line.
+type Serving struct {
+	Addr   string
+	OnTerm string
+	PID    int
+	Time   time.Time
+	Line   int
+}
+
+// PreStop is one line of an exec preStop hook: its start (with the sleep
+// it announced) or its end.
+type PreStop struct {
+	End   bool
+	Sleep time.Duration // on the start line
+	Time  time.Time
+	Line  int
+}
+
+// Request is one request of the client.
+type Request struct {
+	Target  string    `json:"target"`
+	Seq     int       `json:"seq"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Outcome string    `json:"outcome"`
+	Backend string    `json:"backend,omitempty"` // the pod that answered; "" when none did
+	Error   string    `json:"error,omitempty"`
+	Line    int       `json:"-"`
+}
+
+// Failed reports whether the request got no good answer.
+func (q Request) Failed() bool { return q.Outcome != OutcomeOK }
+
+// PreStopStarted returns the first preStop start line, if any.
+func (l *Log) PreStopStarted() (PreStop, bool) {
+	for _, p := range l.PreStops {
+		if !p.End {
+			return p, true
+		}
+	}
+	return PreStop{}, false
+}
+
+// PreStopEnded returns the first preStop end line, if any.
+func (l *Log) PreStopEnded() (PreStop, bool) {
+	for _, p := range l.PreStops {
+		if p.End {
+			return p, true
+		}
+	}
+	return PreStop{}, false
 }
 
 // Exit is the exit line.
@@ -227,8 +288,15 @@ func (l *Log) add(content string, line int) error {
 		}
 		d, hasDelay := kv["exiting_in"]
 		ig, hasIgnored := kv["ignored"]
+		onTerm, hasOnTerm := kv["on_term"]
 		switch {
+		case hasOnTerm && onTerm != OnTermExit && onTerm != OnTermDrain && onTerm != OnTermIgnore:
+			return fmt.Errorf("signal: unknown on_term %q", onTerm)
+		case hasOnTerm && onTerm == OnTermIgnore && !hasDelay && !hasIgnored:
+			// A serving workload that keeps serving: the shutdown is SIGKILL's.
+			s.OnTerm = onTerm
 		case hasDelay && !hasIgnored:
+			s.OnTerm = onTerm
 			if s.ExitingIn, err = parseDuration("exiting_in", d); err != nil {
 				return fmt.Errorf("signal: %w", err)
 			}
@@ -238,6 +306,68 @@ func (l *Log) add(content string, line int) error {
 			return errors.New("signal: want exactly one of exiting_in=<d> or ignored=true")
 		}
 		l.Signals = append(l.Signals, s)
+	case fields[0] == "serving":
+		kv, err := keyValues(fields[1:], "addr", "on_term", "pid", "time")
+		if err != nil {
+			return fmt.Errorf("serving: %w", err)
+		}
+		v := Serving{Addr: kv["addr"], OnTerm: kv["on_term"], Line: line}
+		if v.PID, err = strconv.Atoi(kv["pid"]); err != nil || v.PID <= 0 {
+			return fmt.Errorf("serving: bad pid %q", kv["pid"])
+		}
+		if v.Time, err = parseTime(kv["time"]); err != nil {
+			return fmt.Errorf("serving: %w", err)
+		}
+		if l.Serving != nil {
+			return fmt.Errorf("duplicate serving line (first on line %d)", l.Serving.Line)
+		}
+		l.Serving = &v
+	case fields[0] == "prestop":
+		if len(fields) < 2 || (fields[1] != "start" && fields[1] != "end") {
+			return errors.New(`prestop: want "start" or "end"`)
+		}
+		p := PreStop{End: fields[1] == "end", Line: line}
+		required := []string{"time"}
+		if !p.End {
+			required = append(required, "sleep")
+		}
+		kv, err := keyValues(fields[2:], required...)
+		if err != nil {
+			return fmt.Errorf("prestop: %w", err)
+		}
+		if p.Time, err = parseTime(kv["time"]); err != nil {
+			return fmt.Errorf("prestop: %w", err)
+		}
+		if !p.End {
+			if p.Sleep, err = parseDuration("sleep", kv["sleep"]); err != nil {
+				return fmt.Errorf("prestop: %w", err)
+			}
+		}
+		l.PreStops = append(l.PreStops, p)
+	case fields[0] == "request":
+		kv, err := keyValues(fields[1:], "target", "seq", "start", "end", "outcome", "backend")
+		if err != nil {
+			return fmt.Errorf("request: %w", err)
+		}
+		q := Request{Target: kv["target"], Outcome: kv["outcome"], Backend: kv["backend"], Error: kv["error"], Line: line}
+		if q.Backend == "-" {
+			q.Backend = ""
+		}
+		if q.Seq, err = strconv.Atoi(kv["seq"]); err != nil || q.Seq < 1 {
+			return fmt.Errorf("request: bad seq %q", kv["seq"])
+		}
+		if q.Start, err = parseTime(kv["start"]); err != nil {
+			return fmt.Errorf("request: %w", err)
+		}
+		if q.End, err = parseTime(kv["end"]); err != nil {
+			return fmt.Errorf("request: %w", err)
+		}
+		switch q.Outcome {
+		case OutcomeOK, OutcomeRefused, OutcomeReset, OutcomeTimeout, OutcomeError:
+		default:
+			return fmt.Errorf("request: unknown outcome %q", q.Outcome)
+		}
+		l.Requests = append(l.Requests, q)
 	case fields[0] == "exit":
 		kv, err := keyValues(fields[1:], "code", "time")
 		if err != nil {

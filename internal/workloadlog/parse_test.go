@@ -221,3 +221,48 @@ func TestFormatUsesUTC(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+func TestParseServingLines(t *testing.T) {
+	at := time.Date(2026, 12, 4, 2, 0, 0, 123, time.UTC)
+	in := strings.Join([]string{
+		ServingLine(":8080", OnTermIgnore, 1, at),
+		PreStopStartLine(5*time.Second, at),
+		ServeSignalLine("SIGTERM", OnTermIgnore, at.Add(5*time.Second)),
+		PreStopEndLine(at.Add(5 * time.Second)),
+		RequestLine("exit-now", 3, at, at.Add(time.Millisecond), OutcomeRefused, "", "ECONNREFUSED"),
+		RequestLine("exit-now", 4, at, at.Add(time.Millisecond), OutcomeOK, "exit-now-victim", ""),
+		ServeSignalLine("SIGTERM", OnTermExit, at),
+	}, "\n") + "\n"
+	l, err := Parse(strings.NewReader(in))
+	if err != nil || len(l.Skipped) > 0 {
+		t.Fatalf("%v %+v", err, l.Skipped)
+	}
+	if l.Serving == nil || l.Serving.OnTerm != OnTermIgnore {
+		t.Errorf("serving %+v", l.Serving)
+	}
+	if s, ok := l.TermSignal(); !ok || s.OnTerm != OnTermIgnore || s.Ignored {
+		t.Errorf("term signal %+v", s)
+	}
+	if len(l.Signals) != 2 || l.Signals[1].OnTerm != OnTermExit {
+		t.Errorf("signals %+v", l.Signals)
+	}
+	if s, ok := l.PreStopStarted(); !ok || s.Sleep != 5*time.Second {
+		t.Errorf("prestop start %+v", s)
+	}
+	if e, ok := l.PreStopEnded(); !ok || !e.Time.Equal(at.Add(5*time.Second)) {
+		t.Errorf("prestop end %+v", e)
+	}
+	if len(l.Requests) != 2 || !l.Requests[0].Failed() || l.Requests[0].Backend != "" || l.Requests[1].Backend != "exit-now-victim" || l.Requests[0].Error != "ECONNREFUSED" {
+		t.Errorf("requests %+v", l.Requests)
+	}
+	for _, bad := range []string{
+		"signal=SIGTERM received time=2026-12-04T02:00:00Z on_term=sometimes",
+		"prestop middle time=2026-12-04T02:00:00Z",
+		"request target=a seq=1 start=2026-12-04T02:00:00Z end=2026-12-04T02:00:00Z outcome=meh backend=-",
+	} {
+		l, _ := Parse(strings.NewReader(bad + "\n"))
+		if len(l.Skipped) != 1 {
+			t.Errorf("%q was taken as a record", bad)
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/workloadlog"
+)
+
+// syncBuffer is a log several goroutines write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) parse(t *testing.T) workloadlog.Log {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, err := workloadlog.Parse(bytes.NewReader(s.b.Bytes()))
+	if err != nil || len(l.Skipped) > 0 {
+		t.Fatalf("parse: %v, skipped %+v", err, l.Skipped)
+	}
+	return l
+}
+
+func TestServeOnTerm(t *testing.T) {
+	for _, onTerm := range []string{workloadlog.OnTermExit, workloadlog.OnTermDrain, workloadlog.OnTermIgnore} {
+		t.Run(onTerm, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out syncBuffer
+			sigs := make(chan os.Signal, 1)
+			code := make(chan int, 1)
+			go func() { code <- serveOn(ln, serveConfig{OnTerm: onTerm}, "pod-a", &out, sigs) }()
+			url := "http://" + ln.Addr().String() + "/"
+			outcome, backend, _ := get(&http.Client{Timeout: time.Second}, url)
+			if outcome != workloadlog.OutcomeOK || backend != "pod-a" {
+				t.Fatalf("before SIGTERM: %s from %q", outcome, backend)
+			}
+			sigs <- syscall.SIGTERM
+			switch onTerm {
+			case workloadlog.OnTermIgnore:
+				// Still serving after the signal is logged.
+				deadline := time.Now().Add(5 * time.Second)
+				for len(out.parse(t).Signals) == 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if o, _, _ := get(&http.Client{Timeout: time.Second}, url); o != workloadlog.OutcomeOK {
+					t.Errorf("after an ignored SIGTERM: %s, want ok", o)
+				}
+				l := out.parse(t)
+				if s, ok := l.TermSignal(); !ok || s.OnTerm != workloadlog.OnTermIgnore || l.Exit != nil {
+					t.Errorf("log %+v", l)
+				}
+			default:
+				if c := <-code; c != 0 {
+					t.Errorf("exit code %d", c)
+				}
+				l := out.parse(t)
+				if l.Serving == nil || l.Serving.OnTerm != onTerm || !l.CleanExit() {
+					t.Errorf("log %+v", l)
+				}
+				if s, ok := l.TermSignal(); !ok || s.OnTerm != onTerm {
+					t.Errorf("signal %+v", l.Signals)
+				}
+				if o, _, w := get(&http.Client{Timeout: time.Second}, url); o != workloadlog.OutcomeRefused {
+					t.Errorf("after exit: %s (%s), want refused", o, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSleepHookWritesIntoTheLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "pid1.log")
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := sleepHook([]string{"30ms"}, log); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	b, _ := os.ReadFile(log)
+	l, _ := workloadlog.Parse(bytes.NewReader(b))
+	start, okStart := l.PreStopStarted()
+	end, okEnd := l.PreStopEnded()
+	if !okStart || !okEnd || start.Sleep != 30*time.Millisecond || end.Time.Sub(start.Time) < 30*time.Millisecond {
+		t.Errorf("log %q", b)
+	}
+	if code := sleepHook([]string{"soon"}, log); code != 2 {
+		t.Errorf("bad duration: exit %d, want 2", code)
+	}
+}
+
+func TestClientLogsEveryRequest(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := make(chan os.Signal, 1)
+	go serveOn(ln, serveConfig{OnTerm: workloadlog.OnTermExit}, "pod-b", &syncBuffer{}, sigs)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/"
+	closed.Close()
+	cfg, err := parseClientConfig([]string{"--every=10ms", "--timeout=500ms", "up@5ms=http://" + ln.Addr().String() + "/", "down=" + closedURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var out syncBuffer
+	sendRequests(ctx, cfg, &lockedWriter{out: &out})
+	l := out.parse(t)
+	counts := map[string]int{}
+	for _, q := range l.Requests {
+		counts[q.Target+"/"+q.Outcome]++
+		if q.Target == "up" && q.Outcome == workloadlog.OutcomeOK && q.Backend != "pod-b" {
+			t.Errorf("backend %q", q.Backend)
+		}
+	}
+	if counts["up/ok"] < counts["down/refused"]*3/2 || counts["down/refused"] < 5 || len(l.Requests) != counts["up/ok"]+counts["down/refused"] {
+		t.Errorf("outcomes %v", counts)
+	}
+	sigs <- syscall.SIGTERM
+}
+
+func TestParseClientConfig(t *testing.T) {
+	for _, bad := range [][]string{nil, {"noequals"}, {"a@soon=http://x/"}, {"@5ms=http://x/"}, {"--every=0s", "a=http://x/"}, {"a b=http://x/"}} {
+		if _, err := parseClientConfig(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if _, err := parseServeConfig([]string{"--on-term=maybe"}); err == nil || !strings.Contains(err.Error(), "maybe") {
+		t.Errorf("bad --on-term: %v", err)
+	}
+}
+
+func TestExitDropsRequestsInFlightDrainFinishesThem(t *testing.T) {
+	for _, tc := range []struct{ onTerm, want string }{{workloadlog.OnTermExit, workloadlog.OutcomeReset}, {workloadlog.OnTermDrain, workloadlog.OutcomeOK}} {
+		t.Run(tc.onTerm, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sigs := make(chan os.Signal, 1)
+			done := make(chan int, 1)
+			go func() {
+				done <- serveOn(ln, serveConfig{OnTerm: tc.onTerm, AnswerAfter: 300 * time.Millisecond}, "pod-c", &syncBuffer{}, sigs)
+			}()
+			got := make(chan string, 1)
+			go func() {
+				o, _, _ := get(&http.Client{Timeout: 2 * time.Second}, "http://"+ln.Addr().String()+"/")
+				got <- o
+			}()
+			time.Sleep(100 * time.Millisecond) // the request is in the handler
+			sigs <- syscall.SIGTERM
+			if o := <-got; o != tc.want {
+				t.Errorf("a request in flight at SIGTERM: %s, want %s", o, tc.want)
+			}
+			<-done
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package graceful
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/report"
+)
+
+// Answer is the opening of lab:graceful's report: the table a person wants,
+// variant × failed requests × why, from this run's record and claims.
+func Answer(rec *evidence.Record, decided []claims.Claim) string {
+	f := report.NewFindings(decided)
+	fs := factsOf(rec)
+	var rows [][]string
+	for _, x := range fs {
+		failed := x.Failed()
+		rows = append(rows, []string{"`" + x.v.Name + "` — " + x.v.Title, fmt.Sprintf("%d of %d", len(failed), len(x.Requests)), why(x)})
+	}
+	head := f.Say(idClientNodeDrops, fmt.Sprintf("The client's node stopped forwarding to a deleted pod at most %s after its delete (its iptables rules, read every %s).", f.Seconds(idClientNodeDrops, "propagation_seconds"), sec(readEvery)))
+	var failedClaims []string
+	for _, c := range decided {
+		if c.Verdict == claims.Fail {
+			failedClaims = append(failedClaims, c.ID)
+		}
+	}
+	tail := ""
+	if len(failedClaims) > 0 {
+		tail = "\n\nNot as claimed in this run: " + strings.Join(failedClaims, ", ") + " (see below)."
+	}
+	return head + "\n\n" + report.Table([]string{"variant", "failed requests", "why"}, rows) + tail
+}
+
+// why explains a variant's count from its own timeline.
+func why(x facts) string {
+	stopped, sok := x.StoppedAccepting()
+	p, pok := x.Propagation()
+	if x.Deleted.IsZero() || !sok || !pok {
+		return "the record lacks this pod's delete, stop or rule change"
+	}
+	at := func(t time.Time) string { return fmt.Sprintf("%+.2f s", t.Sub(x.Deleted).Seconds()) }
+	stop := "stopped accepting (SIGTERM) at " + at(stopped)
+	if x.v.OnTerm == "ignore" {
+		stop = "served until SIGKILL at " + at(stopped)
+	}
+	failed := x.Failed()
+	if len(failed) == 0 {
+		return fmt.Sprintf("the client's node stopped sending to it by %+.2f s; it %s — after that", p.Seconds(), stop)
+	}
+	var parts []string
+	windows := x.Windows()
+	for _, w := range sortedKeys(windows) {
+		parts = append(parts, fmt.Sprintf("%d %s", windows[w], w))
+	}
+	from, to, _ := x.DroppedBetween()
+	return fmt.Sprintf("it %s; the client's node stopped sending to it between %s and %s: %s", stop, at(from), at(to), strings.Join(parts, "; "))
+}
+
+// Report is the per-variant timeline, times from each pod's delete.
+func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
+	fs := factsOf(rec)
+	header := []string{"variant", "endpoint terminating (serving)", "client node stops forwarding", "preStop", "SIGTERM", "exit (crictl or containerd)", "failed requests"}
+	var rows [][]string
+	for _, x := range fs {
+		if x.Deleted.IsZero() {
+			continue
+		}
+		at := func(t *time.Time) string {
+			if t == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%+.3f s", t.Sub(x.Deleted).Seconds())
+		}
+		term := "—"
+		if x.Terminating != nil {
+			term = fmt.Sprintf("%s (serving=%v)", at(&x.Terminating.ObservedAt), x.Serving)
+		}
+		drop := "never seen"
+		if from, to, ok := x.DroppedBetween(); ok {
+			drop = at(&from) + " … " + at(&to)
+		}
+		pre := "none"
+		switch x.v.PreStop {
+		case nativePreStop:
+			pre = fmt.Sprintf("native sleep %s (no process: ends at the SIGTERM)", sec(x.v.Sleep))
+		case execPreStop:
+			if x.Log != nil {
+				pre = at(x.Log.PreStopStartAt) + " … " + at(x.Log.PreStopEndAt)
+			}
+		}
+		var sig *time.Time
+		if s, ok := x.SignalAt(); ok {
+			sig = &s
+		}
+		exit := "—"
+		if e, code, _, ok := x.ExitAt(); ok {
+			exit = fmt.Sprintf("%s, code %d", at(&e), code)
+		}
+		var failed []string
+		for _, q := range x.Failed() {
+			failed = append(failed, fmt.Sprintf("%s %s", at(&q.Start), q.Outcome))
+		}
+		fl := "none"
+		if len(failed) > 0 {
+			fl = strings.Join(failed, ", ")
+		}
+		rows = append(rows, []string{"`" + x.v.Name + "`", term, drop, pre, at(sig), exit, fl})
+	}
+	body := fmt.Sprintf("Each row on its pod's own clock: seconds from its delete's arrival at the API server. The client's node is %s; it stopped forwarding to the pod between the later of the last read of its rules that still did (read every %s, each read a node command) and the last request the client's log shows sent to the pod, and the end of the first read that no longer did. The client sent a request to each Service every %s (exit-now's every %s), each on a new connection (%s).",
+		clientNode(rec), sec(readEvery), sec(requestEvery), sec(exitNowEvery), evidence.RequestsFile)
+	return []report.Section{{Title: "One timeline per variant", Body: body + "\n\n" + report.Table(header, rows)}}
+}

@@ -1,0 +1,404 @@
+package graceful
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/workloadlog"
+)
+
+// Claim ids.
+const (
+	idEndpointTerminating = "graceful.endpoint_terminating"
+	idClientNodeDrops     = "graceful.client_node_stops_forwarding"
+	idNoPreStopFails      = "graceful.no_prestop_requests_fail_in_window"
+	idPreStopNoFailures   = "graceful.prestop_sleep_loses_nothing"
+	idFailuresAttributed  = "graceful.every_failure_attributed"
+	idSigtermAfterPreStop = "graceful.sigterm_after_prestop"
+	idPreStopCountsGrace  = "graceful.prestop_counts_against_grace"
+	idSigkillAtGraceEnd   = "graceful.sigkill_at_grace_end"
+)
+
+// sigkill is the exit code of a process killed by SIGKILL (128 + 9).
+const sigkill = 137
+
+// check builds one claim from requirements.
+type check struct {
+	c        claims.Claim
+	checked  int
+	failures []string
+}
+
+func newCheck(id, statement string) *check {
+	return &check{c: claims.Claim{ID: id, Statement: statement, Observed: map[string]any{}}}
+}
+
+func (k *check) observe(key string, v any) { k.c.Observed[key] = v }
+
+func (k *check) cite(paths ...string) {
+	for _, p := range paths {
+		if p != "" && !contains(k.c.Evidence, p) {
+			k.c.Evidence = append(k.c.Evidence, p)
+		}
+	}
+}
+
+func (k *check) require(ok bool, format string, args ...any) bool {
+	k.checked++
+	if !ok {
+		k.failures = append(k.failures, fmt.Sprintf(format, args...))
+	}
+	return ok
+}
+
+func (k *check) done() claims.Claim {
+	c := k.c
+	switch {
+	case len(k.failures) > 0:
+		c.Verdict, c.Reason = claims.Fail, strings.Join(k.failures, "; ")
+	case k.checked == 0:
+		c.Verdict, c.Reason = claims.Fail, "nothing was checked"
+	default:
+		c.Verdict = claims.Pass
+	}
+	return c
+}
+
+// notChecked is the claim when the run could not reach the nodes.
+func (k *check) notChecked() claims.Claim {
+	c := k.c
+	c.Verdict, c.Reason = claims.NotChecked, claims.NeedsNodeAccess
+	return c
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+
+var sec = claims.InSeconds
+
+// Claims decides lab:graceful's claims from the record.
+func Claims(rec *evidence.Record) []claims.Claim {
+	fs := factsOf(rec)
+	return []claims.Claim{
+		endpointTerminating(rec, fs),
+		clientNodeDrops(rec, fs),
+		noPreStopFails(rec, fs),
+		preStopLosesNothing(rec, fs),
+		failuresAttributed(rec, fs),
+		sigtermAfterPreStop(rec, fs),
+		preStopCountsAgainstGrace(rec, fs),
+		sigkillAtGraceEnd(rec, fs),
+	}
+}
+
+func byName(fs []facts, name string) facts {
+	for _, f := range fs {
+		if f.v.Name == name {
+			return f
+		}
+	}
+	return facts{}
+}
+
+// deleted requires the variant's delete to have been seen.
+func (k *check) deleted(f facts) bool {
+	k.cite(eventsFile)
+	return k.require(!f.Deleted.IsZero(), "%s: no watch event showed the pod with a deletionTimestamp", f.v.Name)
+}
+
+func endpointTerminating(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idEndpointTerminating, fmt.Sprintf("Within %s of each delete (the EndpointSlice controller syncs the Service in the pass the pod's update triggers, %s, and its write comes back on the watch, %s), the Service's EndpointSlice shows the pod's endpoint ready=false, terminating=true — and serving=true while the process still serves (every variant but exit-now, whose process has exited by then): new connections stop being sent to it, while it may still answer.",
+		sec(endpointSliceWithin), sec(claims.ControllerSyncAllowance), sec(claims.WatchAllowance)))
+	k.cite(slicesFile)
+	worst := time.Duration(0)
+	for _, f := range fs {
+		if !k.deleted(f) {
+			continue
+		}
+		if !k.require(f.Terminating != nil, "%s: no EndpointSlice event after the delete shows its endpoint ready=false, terminating=true", f.v.Name) {
+			continue
+		}
+		d := f.Terminating.ObservedAt.Sub(f.Deleted)
+		worst = max(worst, d)
+		k.observe(f.v.Name+"_terminating_after_seconds", secs(d))
+		k.observe(f.v.Name+"_serving", f.Serving)
+		k.require(d <= endpointSliceWithin, "%s: the endpoint turned terminating %.3f s after the delete, bound %s", f.v.Name, d.Seconds(), sec(endpointSliceWithin))
+		if f.v.Name != "exit-now" {
+			k.require(f.Serving, "%s: the terminating endpoint was serving=false, though its process was still serving", f.v.Name)
+		}
+	}
+	k.observe("slowest_terminating_after_seconds", secs(worst))
+	return k.done()
+}
+
+func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idClientNodeDrops, fmt.Sprintf("The client's node stops forwarding new connections to each deleted pod within %s of the delete, as its kube-proxy rules (iptables-save -t nat, read every %s through the node's exec seam) show: the EndpointSlice's %s, kube-proxy's minSyncPeriod of %s (kind's config), %s for one iptables-restore and %s for the next read. Before the delete, the same node forwarded to the pod. The rules, not kube-proxy's sync metric, because they are what decides where a connection goes; a metric says only that a sync happened. The time from the delete to the first read without the pod is the measured propagation.",
+		sec(proxyRulesWithin), sec(readEvery), sec(endpointSliceWithin), sec(kubeProxyMinSyncPeriod), sec(kubeProxySyncAllowance), sec(rulesReadAllowance)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(recordFile, slicesFile)
+	k.require(clientNode(rec) != "", "the client pod's node is not in the record")
+	worst := time.Duration(0)
+	for _, f := range fs {
+		if !k.deleted(f) {
+			continue
+		}
+		if !k.require(f.Endpoint != "", "%s: its endpoint never appeared in an EndpointSlice", f.v.Name) {
+			continue
+		}
+		k.require(f.ForwardedBefore != nil, "%s: no read of the client node's rules before the delete forwarded to %s", f.v.Name, f.Endpoint)
+		p, ok := f.Propagation()
+		if !k.require(ok, "%s: every read after the delete still forwarded to %s (a stale endpoint)", f.v.Name, f.Endpoint) {
+			continue
+		}
+		from, to, _ := f.DroppedBetween()
+		k.cite(f.Dropped.Path)
+		worst = max(worst, p)
+		k.observe(f.v.Name+"_propagation_seconds", secs(p))
+		k.observe(f.v.Name+"_dropped_between", fmt.Sprintf("%+.3f s … %+.3f s", from.Sub(f.Deleted).Seconds(), to.Sub(f.Deleted).Seconds()))
+		k.require(p <= proxyRulesWithin, "%s: the client's node still forwarded to it until %.3f s after the delete, bound %s", f.v.Name, p.Seconds(), sec(proxyRulesWithin))
+	}
+	k.observe("propagation_seconds", secs(worst))
+	return k.done()
+}
+
+func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
+	f := byName(fs, "exit-now")
+	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, and at one every %s about half are the pod's: several are in flight at any moment) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node).",
+		windowInFlight, sec(answerAfter), sec(exitNowEvery), windowUnreachable))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(requestsFile, recordFile)
+	if !k.deleted(f) {
+		return k.done()
+	}
+	failed := f.FailedByDeletion()
+	k.observe("failed_requests", len(failed))
+	k.observe("failed_in_stalls", len(f.Failed())-len(failed))
+	k.observe("requests", len(f.Requests))
+	windows := f.Windows()
+	k.observe("windows", windows)
+	if s, ok := f.SignalAt(); ok {
+		k.observe("sigterm_after_delete_seconds", secs(s.Sub(f.Deleted)))
+	}
+	if p, ok := f.Propagation(); ok {
+		k.observe("rules_dropped_by_seconds", secs(p))
+	}
+	outcomes := map[string]int{}
+	for _, q := range failed {
+		outcomes[q.Outcome]++
+	}
+	k.observe("outcomes", outcomes)
+	k.require(len(failed) > 0, "no request to exit-now failed because of its deletion (%d sent)", len(f.Requests))
+	for _, q := range failed {
+		if w := f.Window(q); !explained(w) {
+			k.require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+		}
+	}
+	return k.done()
+}
+
+func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idPreStopNoFailures, fmt.Sprintf("With a preStop sleep of %s (exec and native), longer than the propagation measured in the same run for the same pod, no request fails: the process serves until the client's node has stopped sending to it. (A request lost in a stall of the client's node — timeouts on several Services at once, within %s — is no failure of this pod's deletion; it is counted apart and named.) The client kept sending throughout (no two requests %s apart between the delete and the exit).",
+		sec(preStopSleep), sec(stallSpan), sec(maxRequestGap)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(requestsFile, recordFile)
+	for _, name := range []string{"exec-sleep", "native-sleep"} {
+		f := byName(fs, name)
+		if !k.deleted(f) {
+			continue
+		}
+		failed := f.FailedByDeletion()
+		k.observe(name+"_failed_requests", len(failed))
+		k.observe(name+"_failed_in_stalls", len(f.Failed())-len(failed))
+		k.require(len(failed) == 0, "%s: %d request(s) failed, the first %s at %+.3f s", name, len(failed), outcomeOf(failed), startOf(failed, f.Deleted))
+		p, ok := f.Propagation()
+		if k.require(ok, "%s: the client node's rules were never seen without the pod: no propagation to compare", name) {
+			k.observe(name+"_propagation_seconds", secs(p))
+			k.require(p < f.v.Sleep, "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.Seconds(), sec(f.v.Sleep))
+		}
+		until, _, ok := f.EndedAt()
+		if !k.require(ok, "%s: neither crictl nor its log showed the process end", name) {
+			continue
+		}
+		gap, n := f.LongestGap(until)
+		k.observe(name+"_requests_during_shutdown", n)
+		k.observe(name+"_longest_request_gap_seconds", secs(gap))
+		k.require(n > 0 && gap <= maxRequestGap, "%s: the client did not keep sending (%d requests, longest gap %.3f s)", name, n, gap.Seconds())
+	}
+	return k.done()
+}
+
+func outcomeOf(qs []evidence.Request) string {
+	if len(qs) == 0 {
+		return ""
+	}
+	return qs[0].Outcome
+}
+
+func startOf(qs []evidence.Request, from time.Time) float64 {
+	if len(qs) == 0 {
+		return 0
+	}
+	return qs[0].Start.Sub(from).Seconds()
+}
+
+func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idFailuresAttributed, fmt.Sprintf("Every failed request of every variant falls in a window of its pod's timeline that the deletion explains — %q or %q — or, timed out together with requests to another Service (within %s), %q, which is named apart. None fails otherwise: not before its pod stopped accepting, not after the client's node removed it, not in the %s before the first delete.", windowUnreachable, windowInFlight, sec(stallSpan), windowStall, sec(baseline)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(requestsFile, recordFile)
+	k.require(len(rec.Requests) > 0, "no request of the client is in the record")
+	total := 0
+	for _, f := range fs {
+		if !k.deleted(f) {
+			continue
+		}
+		failed := f.Failed()
+		total += len(failed)
+		k.observe(f.v.Name+"_failed", len(failed))
+		if len(failed) > 0 {
+			k.observe(f.v.Name+"_windows", f.Windows())
+		}
+		for _, q := range failed {
+			if w := f.Window(q); !explained(w) && w != windowStall {
+				k.require(false, "%s: request seq=%d (%s, %+.3f s after the delete) is %s", f.v.Name, q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+			}
+		}
+	}
+	k.observe("failed_requests", total)
+	return k.done()
+}
+
+func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idSigtermAfterPreStop, fmt.Sprintf("The kubelet runs the preStop first and sends SIGTERM only when it is over. exec-sleep: the hook logged its start within %s of the delete (the kubelet's sync), its end %s later, and the SIGTERM within %s after that end; the process exited after the hook ended. native-sleep (no process to log): the SIGTERM came %s to %s after the delete, the sleep plus the kubelet's sync.",
+		sec(claims.KubeletSyncAllowance), sec(preStopSleep), sec(hookReturnWithin), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(recordFile)
+	ex := byName(fs, "exec-sleep")
+	if k.deleted(ex) {
+		sig, sok := ex.SignalAt()
+		l := ex.Log
+		if k.require(l != nil && l.PreStopStartAt != nil && l.PreStopEndAt != nil, "exec-sleep: its log has no preStop start and end lines") && k.require(sok, "exec-sleep: its log has no SIGTERM") {
+			start, end := l.PreStopStartAt.Sub(ex.Deleted), l.PreStopEndAt.Sub(*l.PreStopStartAt)
+			k.observe("exec_prestop_started_after_delete_seconds", secs(start))
+			k.observe("exec_prestop_ran_seconds", secs(end))
+			k.observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
+			k.require(start >= -clockSlack && start <= claims.KubeletSyncAllowance, "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
+			k.require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
+			after := sig.Sub(*l.PreStopEndAt)
+			k.require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
+			if exit, how, ok := ex.EndedAt(); k.require(ok, "exec-sleep: neither crictl nor its log showed the process end") {
+				k.observe("exec_exit_from", how)
+				k.require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
+			}
+		}
+	}
+	nat := byName(fs, "native-sleep")
+	if k.deleted(nat) {
+		if sig, ok := nat.SignalAt(); k.require(ok, "native-sleep: its log has no SIGTERM") {
+			d := sig.Sub(nat.Deleted)
+			k.observe("native_sigterm_after_delete_seconds", secs(d))
+			k.require(d >= preStopSleep-clockSlack && d <= preStopSleep+claims.KubeletSyncAllowance, "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
+			if exit, how, ok := nat.EndedAt(); k.require(ok, "native-sleep: neither crictl nor its log showed the process end") {
+				k.observe("native_exit_from", how)
+				k.require(!exit.Before(nat.Deleted.Add(preStopSleep-clockSlack)), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exit.Sub(nat.Deleted).Seconds())
+			}
+		}
+	}
+	return k.done()
+}
+
+func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
+	f := byName(fs, "prestop-overrun")
+	k := newCheck(idPreStopCountsGrace, fmt.Sprintf("preStop time counts against the grace period: prestop-overrun's %s preStop started, and the kubelet stopped waiting for it when the %s grace period was used up — the SIGTERM came no sooner than %s after the delete (the kubelet's clock starts after it) and no later than %s after the hook logged its start (its clock started before the hook ran; %s for the signal's log line), with the hook still running (no end line before it): not after the hook's %s, not after a fresh grace period.",
+		sec(overrunSleep), sec(overrunGrace), sec(overrunGrace), sec(overrunGrace+claims.ExitAllowance), sec(claims.ExitAllowance), sec(overrunSleep)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(recordFile)
+	if !k.deleted(f) {
+		return k.done()
+	}
+	l := f.Log
+	if !k.require(l != nil && l.PreStopStartAt != nil, "prestop-overrun: its log has no preStop start line") {
+		return k.done()
+	}
+	sig, ok := f.SignalAt()
+	if !k.require(ok, "prestop-overrun: its log has no SIGTERM") {
+		return k.done()
+	}
+	d, fromHook := sig.Sub(f.Deleted), sig.Sub(*l.PreStopStartAt)
+	k.observe("prestop_started_after_delete_seconds", secs(l.PreStopStartAt.Sub(f.Deleted)))
+	k.observe("sigterm_after_delete_seconds", secs(d))
+	k.observe("sigterm_after_prestop_start_seconds", secs(fromHook))
+	k.require(d >= overrunGrace-clockSlack, "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
+	k.require(fromHook <= overrunGrace+claims.ExitAllowance, "SIGTERM %.3f s after the preStop started, later than its %s grace period (+%s)", fromHook.Seconds(), sec(overrunGrace), sec(claims.ExitAllowance))
+	k.require(l.PreStopEndAt == nil || l.PreStopEndAt.After(sig), "the preStop ended before the SIGTERM: it did not overrun")
+	return k.done()
+}
+
+func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
+	k := newCheck(idSigkillAtGraceEnd, fmt.Sprintf("A process that ignores SIGTERM is killed when the grace left at its SIGTERM runs out: ignore-term exited %d (SIGKILL) %s (-%s, +%s) after its SIGTERM (its whole grace period: no preStop used any); prestop-overrun, whose preStop used up its %s, exited %d %s (-%s, +%s) after its SIGTERM — the kubelet's one-time minimum (minimumGracePeriodInSeconds) after an overrun preStop, not a fresh grace period. -%s for a SIGTERM logged late, +%s for the runtime's kill and exit record on a loaded node (seen 0.65 s under a load average of 12), half the step from the 2 s minimum to a fresh 4 s grace.",
+		sigkill, sec(ignoreGrace), sec(claims.ExitAllowance), sec(killAllowance), sec(overrunGrace), sigkill, sec(claims.KubeletMinimumGracePeriod), sec(claims.ExitAllowance), sec(killAllowance), sec(claims.ExitAllowance), sec(killAllowance)))
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return k.notChecked()
+	}
+	k.cite(recordFile)
+	for _, c := range []struct {
+		name string
+		want time.Duration
+	}{{"ignore-term", ignoreGrace}, {"prestop-overrun", claims.KubeletMinimumGracePeriod}} {
+		f := byName(fs, c.name)
+		if !k.deleted(f) {
+			continue
+		}
+		sig, ok := f.SignalAt()
+		if !k.require(ok && f.Log.OnTerm == workloadlog.OnTermIgnore, "%s: its log has no ignored SIGTERM", c.name) {
+			continue
+		}
+		k.observe(c.name+"_sigterm_after_delete_seconds", secs(sig.Sub(f.Deleted)))
+		exit, code, from, ok := f.ExitAt()
+		if !k.require(ok, "%s: neither crictl nor containerd's events showed its container exit", c.name) {
+			continue
+		}
+		k.cite(from)
+		d := exit.Sub(sig)
+		k.observe(c.name+"_exit_code", code)
+		k.observe(c.name+"_exit_from", from)
+		k.observe(c.name+"_killed_after_delete_seconds", secs(exit.Sub(f.Deleted)))
+		k.observe(c.name+"_killed_after_sigterm_seconds", secs(d))
+		k.require(code == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, code, sigkill)
+		k.require(d >= c.want-claims.ExitAllowance && d <= c.want+killAllowance, "%s: killed %.3f s after its SIGTERM (want %s, -%s +%s)", c.name, d.Seconds(), sec(c.want), sec(claims.ExitAllowance), sec(killAllowance))
+	}
+	return k.done()
+}
+
+// sortedKeys returns a map's keys in order, for stable text.
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,216 @@
+package graceful
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
+	"github.com/termlab/termlab/internal/workloadlog"
+)
+
+// recorded is a real lab:graceful run on the termlab cluster (kubelet and
+// kube-proxy v1.37.2, iptables mode); the whole pod objects are left out of
+// events.jsonl.
+const recorded = "testdata/20261204-031643-7322"
+
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
+
+func TestRecordedRunPasses(t *testing.T) {
+	rec := load(t)
+	labtest.AllPass(t, Claims(rec), 8)
+	fs := factsOf(rec)
+	if n := len(byName(fs, "exit-now").Failed()); n == 0 {
+		t.Errorf("the recorded run has no failed exit-now request")
+	}
+	for _, f := range fs {
+		if f.v.Name != "exit-now" && len(f.Failed()) != 0 {
+			t.Errorf("%s: %d failed requests in the recorded run", f.v.Name, len(f.Failed()))
+		}
+	}
+}
+
+// mutate changes the facts' sources in the record.
+func victimFacts(t *testing.T, rec *evidence.Record, name string) facts {
+	t.Helper()
+	f := byName(factsOf(rec), name)
+	if f.Deleted.IsZero() {
+		t.Fatalf("%s: no delete in the recorded run", name)
+	}
+	return f
+}
+
+func TestContradictingRecordsFail(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*testing.T, *evidence.Record)
+		fails  []string
+	}{
+		{"the workload exits before its exec preStop ends", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "exec-sleep")
+			early := f.Log.PreStopStartAt.Add(time.Second)
+			for i := range rec.TaskExits {
+				if rec.TaskExits[i].ContainerID == f.ContainerID {
+					rec.TaskExits[i].ExitedAt = early
+				}
+			}
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "exec-sleep" && rec.Containers[i].FinishedAt != nil {
+					rec.Containers[i].FinishedAt = &early
+				}
+			}
+		}, []string{idSigtermAfterPreStop}},
+		{"the native preStop's process is gone before its sleep ends", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "native-sleep")
+			early := f.Deleted.Add(2 * time.Second)
+			for i := range rec.TaskExits {
+				if rec.TaskExits[i].ContainerID == f.ContainerID {
+					rec.TaskExits[i].ExitedAt = early
+				}
+			}
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "native-sleep" && rec.Containers[i].FinishedAt != nil {
+					rec.Containers[i].FinishedAt = &early
+				}
+			}
+		}, []string{idSigtermAfterPreStop}},
+		{"the client's node keeps a stale endpoint", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "native-sleep")
+			svc := servicePort(rec.Namespace, "native-sleep")
+			for i, p := range rec.ProxyRules {
+				if p.FinishedAt.After(f.Deleted) && !p.ForwardsTo(svc, f.Endpoint) {
+					addForward(&rec.ProxyRules[i], svc, f.Endpoint)
+				}
+			}
+		}, []string{idClientNodeDrops, idPreStopNoFailures}},
+		{"the client's node drops the endpoint only after the preStop sleep", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "exec-sleep")
+			svc := servicePort(rec.Namespace, "exec-sleep")
+			for i, p := range rec.ProxyRules {
+				if p.FinishedAt.After(f.Deleted) && p.StartedAt.Before(f.Deleted.Add(preStopSleep+time.Second)) && !p.ForwardsTo(svc, f.Endpoint) {
+					addForward(&rec.ProxyRules[i], svc, f.Endpoint)
+				}
+			}
+		}, []string{idClientNodeDrops, idPreStopNoFailures}},
+		{"no exit-now request failed", func(t *testing.T, rec *evidence.Record) {
+			for i, q := range rec.Requests {
+				if q.Target == "exit-now" && q.Failed() {
+					rec.Requests[i].Outcome, rec.Requests[i].Backend = workloadlog.OutcomeOK, "exit-now"
+				}
+			}
+		}, []string{idNoPreStopFails}},
+		{"an exec-sleep request failed after the node had dropped the pod", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "exec-sleep")
+			_, dropped, _ := f.DroppedBetween()
+			for i, q := range rec.Requests {
+				if q.Target == "exec-sleep" && q.Start.After(dropped.Add(time.Second)) {
+					rec.Requests[i].Outcome, rec.Requests[i].Backend = workloadlog.OutcomeTimeout, ""
+					break
+				}
+			}
+		}, []string{idPreStopNoFailures, idFailuresAttributed}},
+		{"a request failed before any delete", func(t *testing.T, rec *evidence.Record) {
+			for i, q := range rec.Requests {
+				if q.Target == "ignore-term" {
+					rec.Requests[i].Outcome = workloadlog.OutcomeReset
+					break
+				}
+			}
+		}, []string{idFailuresAttributed}},
+		{"the terminating endpoint was no longer serving while the process served", func(t *testing.T, rec *evidence.Record) {
+			no := false
+			for i, e := range rec.EndpointSlices {
+				for j, ep := range e.Endpoints {
+					if ep.Pod == "ignore-term" && isTrue(ep.Terminating) {
+						rec.EndpointSlices[i].Endpoints[j].Serving = &no
+					}
+				}
+			}
+		}, []string{idEndpointTerminating}},
+		{"the EndpointSlice never marked the pod terminating", func(t *testing.T, rec *evidence.Record) {
+			var kept []evidence.EndpointSliceEvent
+			for _, e := range rec.EndpointSlices {
+				if ep, ok := e.Endpoint("exec-sleep"); ok && isTrue(ep.Terminating) {
+					continue
+				}
+				kept = append(kept, e)
+			}
+			rec.EndpointSlices = kept
+		}, []string{idEndpointTerminating}},
+		{"the kubelet waited for the whole overrunning preStop before SIGTERM", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "prestop-overrun")
+			late := f.Log.PreStopStartAt.Add(overrunSleep) // the hook's whole sleep
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "prestop-overrun" && rec.Containers[i].Log != nil {
+					rec.Containers[i].Log.SignalAt = &late
+				}
+			}
+			// …and so the recorded exit is no longer 2 s after the SIGTERM.
+		}, []string{idPreStopCountsGrace, idSigkillAtGraceEnd}},
+		{"SIGKILL came with a fresh grace period after the overrunning preStop", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "prestop-overrun")
+			sig, _ := f.SignalAt()
+			late := sig.Add(overrunGrace) // a fresh grace period instead of the 2 s minimum
+			for i := range rec.TaskExits {
+				if rec.TaskExits[i].ContainerID == f.ContainerID {
+					rec.TaskExits[i].ExitedAt = late
+				}
+			}
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "prestop-overrun" && rec.Containers[i].FinishedAt != nil {
+					rec.Containers[i].FinishedAt = &late
+				}
+			}
+		}, []string{idSigkillAtGraceEnd}},
+		{"the process that ignores SIGTERM exited 0", func(t *testing.T, rec *evidence.Record) {
+			zero := int32(0)
+			f := victimFacts(t, rec, "ignore-term")
+			for i := range rec.TaskExits {
+				if rec.TaskExits[i].ContainerID == f.ContainerID {
+					rec.TaskExits[i].ExitStatus = 0
+				}
+			}
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "ignore-term" && rec.Containers[i].ExitCode != nil {
+					rec.Containers[i].ExitCode = &zero
+				}
+			}
+		}, []string{idSigkillAtGraceEnd}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.mutate(t, rec)
+			got := Claims(rec)
+			labtest.MustFail(t, got, tc.fails...)
+			for _, c := range got {
+				if !c.Passed() && !contains(tc.fails, c.ID) {
+					t.Errorf("%s failed too: %s", c.ID, c.Reason)
+				}
+			}
+		})
+	}
+}
+
+func TestAnswerIsTheTable(t *testing.T) {
+	rec := load(t)
+	got := Answer(rec, Claims(rec))
+	for _, want := range []string{"| variant | failed requests | why |", "`exit-now`", windowUnreachable, "`prestop-overrun`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Not as claimed") {
+		t.Errorf("the answer of a passing run names failed claims:\n%s", got)
+	}
+	if len(Report(rec, nil)) != 1 {
+		t.Errorf("want one report section")
+	}
+}
+
+func addForward(p *evidence.ProxyRulesRead, svc, endpoint string) {
+	if p.Forwards == nil {
+		p.Forwards = map[string][]string{}
+	}
+	p.Forwards[svc] = append(p.Forwards[svc], endpoint)
+}

@@ -1,0 +1,352 @@
+package graceful
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/workloadlog"
+)
+
+// facts is one variant's timeline, built once from the record; the claims,
+// the answer and the report read it, never the record's raw lists again.
+type facts struct {
+	v variant
+	// Deleted is when the delete reached the API server: the request's
+	// start (termlab) or the audit log's receipt (a script, a person), the
+	// clock every mechanism starts from; the pod watch shows it later, by as
+	// much as 0.4 s on a loaded machine. Without the action, the watch event.
+	// DeletionTimestamp is the grace deadline the API server set (whole seconds).
+	Deleted           time.Time
+	DeletionTimestamp *time.Time
+	// Endpoint is the pod's "ip:port" as its EndpointSlice lists it.
+	Endpoint string
+	// Terminating is the first slice event after the delete with the pod's
+	// endpoint ready=false, terminating=true; Serving its serving condition.
+	Terminating *evidence.EndpointSliceEvent
+	Serving     bool
+	// ForwardedBefore is the last read of the client node's rules before the
+	// delete that forwarded to the pod; LastForwarding the last read after it
+	// that still did (nil: none) and Dropped the first read that no longer
+	// did: the node stopped forwarding between LastForwarding.StartedAt (or
+	// the delete) and Dropped.FinishedAt.
+	ForwardedBefore, LastForwarding, Dropped *evidence.ProxyRulesRead
+	// LastRouted is the start of the last request the client's node sent to
+	// the pod, by the client's own log: answered by the pod, or refused (the
+	// steady pod refuses nothing). The node forwarded to it until then at least.
+	LastRouted time.Time
+	// ContainerID is the pod's container as the API reported it.
+	ContainerID string
+	// Exit is the crictl observation of the exited container (nil: none);
+	// TaskExit containerd's exit event of it (nil: none).
+	Exit     *evidence.ContainerObservation
+	TaskExit *evidence.TaskExit
+	// Log is the workload's own log, as the last crictl look read it.
+	Log *evidence.LogSummary
+	// Requests are the client's requests to the variant's Service; all
+	// every request of the client.
+	Requests []evidence.Request
+	all      []evidence.Request
+}
+
+// record paths the claims cite.
+const (
+	eventsFile   = evidence.EventsFile
+	slicesFile   = evidence.EndpointSlicesFile
+	requestsFile = evidence.RequestsFile
+	recordFile   = evidence.RecordFile
+)
+
+// clientNode is the node the client ran on.
+func clientNode(rec *evidence.Record) string {
+	for _, e := range rec.PodEvents {
+		if e.Name == client && e.NodeName != "" {
+			return e.NodeName
+		}
+	}
+	return ""
+}
+
+// victimEndpoints maps each variant to its pod's endpoint ("ip:port") as
+// the EndpointSlices listed it.
+func victimEndpoints(rec *evidence.Record) map[string]string {
+	out := map[string]string{}
+	for _, e := range rec.EndpointSlices {
+		for _, ep := range e.Endpoints {
+			for _, v := range variants {
+				if ep.Pod == v.Name && len(ep.Addresses) > 0 {
+					out[v.Name] = fmt.Sprintf("%s:%d", ep.Addresses[0], port)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// factsOf builds every variant's facts.
+func factsOf(rec *evidence.Record) []facts {
+	endpoints := victimEndpoints(rec)
+	node := clientNode(rec)
+	var out []facts
+	for _, v := range variants {
+		f := facts{v: v, Endpoint: endpoints[v.Name]}
+		for _, e := range rec.PodEvents {
+			if e.Name == v.Name && e.DeletionTimestamp != nil {
+				f.Deleted, f.DeletionTimestamp = e.ObservedAt, e.DeletionTimestamp
+				break
+			}
+		}
+		if a, ok := rec.Action("delete", v.Name); ok && a.Succeeded() && !f.Deleted.IsZero() {
+			f.Deleted = a.StartedAt
+		}
+		if !f.Deleted.IsZero() {
+			for i := range rec.EndpointSlices {
+				e := &rec.EndpointSlices[i]
+				ep, ok := e.Endpoint(v.Name)
+				if e.Service != v.Name || !ok || e.ObservedAt.Before(f.Deleted) {
+					continue
+				}
+				if isFalse(ep.Ready) && isTrue(ep.Terminating) {
+					f.Terminating, f.Serving = e, isTrue(ep.Serving)
+					break
+				}
+			}
+			svc := servicePort(rec.Namespace, v.Name)
+			for i := range rec.ProxyRules {
+				p := &rec.ProxyRules[i]
+				if p.Node != node || p.Error != "" || f.Endpoint == "" {
+					continue
+				}
+				forwards := p.ForwardsTo(svc, f.Endpoint)
+				switch {
+				case p.FinishedAt.Before(f.Deleted):
+					if forwards {
+						f.ForwardedBefore = p
+					}
+				case f.Dropped != nil:
+				case forwards:
+					f.LastForwarding = p
+				default:
+					f.Dropped = p
+				}
+			}
+		}
+		if e, ok := lastEvent(rec, v.Name); ok {
+			c, _ := e.Container("")
+			f.ContainerID = c.ContainerID
+		}
+		for i := range rec.TaskExits {
+			if e := &rec.TaskExits[i]; e.ContainerID == f.ContainerID && f.ContainerID != "" {
+				f.TaskExit = e
+			}
+		}
+		for i := range rec.Containers {
+			o := &rec.Containers[i]
+			if o.Pod != v.Name {
+				continue
+			}
+			if o.Log != nil {
+				f.Log = o.Log
+			}
+			if o.State == evidence.ContainerExited && o.FinishedAt != nil {
+				f.Exit = o
+			}
+		}
+		f.all = rec.Requests
+		for _, q := range rec.Requests {
+			if q.Target == v.Name {
+				f.Requests = append(f.Requests, q)
+			}
+		}
+		sort.SliceStable(f.Requests, func(i, j int) bool { return f.Requests[i].Start.Before(f.Requests[j].Start) })
+		for _, q := range f.Requests {
+			if q.Backend == v.Name || q.Outcome == workloadlog.OutcomeRefused {
+				f.LastRouted = q.Start
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func isTrue(b *bool) bool  { return b != nil && *b }
+func isFalse(b *bool) bool { return b != nil && !*b }
+
+// SignalAt is when the workload logged SIGTERM.
+func (f facts) SignalAt() (time.Time, bool) {
+	if f.Log == nil || f.Log.SignalAt == nil {
+		return time.Time{}, false
+	}
+	return *f.Log.SignalAt, true
+}
+
+// ExitAt is when the container exited and with which code, as the runtime
+// says: crictl inspect, or containerd's exit event when the kubelet removed
+// the container before crictl looked. from names the source and its file.
+func (f facts) ExitAt() (at time.Time, code int32, from string, ok bool) {
+	switch {
+	case f.Exit != nil && f.Exit.ExitCode != nil:
+		return *f.Exit.FinishedAt, *f.Exit.ExitCode, f.Exit.InspectPath, true
+	case f.TaskExit != nil:
+		return f.TaskExit.ExitedAt, f.TaskExit.ExitStatus, f.TaskExit.Path, true
+	}
+	return time.Time{}, 0, "", false
+}
+
+// EndedAt is when the process ended: the runtime's word (ExitAt), or,
+// without it, the process's own exit line (a clean exit logs one; a SIGKILL
+// leaves none).
+func (f facts) EndedAt() (time.Time, string, bool) {
+	if t, _, from, ok := f.ExitAt(); ok {
+		return t, from, true
+	}
+	if f.Log != nil && f.Log.ExitAt != nil {
+		return *f.Log.ExitAt, "its exit line", true
+	}
+	return time.Time{}, "", false
+}
+
+// StoppedAccepting is when the process stopped accepting connections: at
+// its SIGTERM when it exits or drains on it, at its exit when it ignores it.
+func (f facts) StoppedAccepting() (time.Time, bool) {
+	if f.v.OnTerm == workloadlog.OnTermIgnore {
+		t, _, _, ok := f.ExitAt()
+		return t, ok
+	}
+	return f.SignalAt()
+}
+
+// DroppedBetween is the interval in which the client's node stopped
+// forwarding to the pod: after the last read that still forwarded to it
+// began, or the last request the client's log shows sent to it, or the
+// delete (the latest of them), before the first read that no longer did ended.
+func (f facts) DroppedBetween() (from, to time.Time, ok bool) {
+	if f.Dropped == nil {
+		return time.Time{}, time.Time{}, false
+	}
+	from = f.Deleted
+	if f.LastForwarding != nil && f.LastForwarding.StartedAt.After(from) {
+		from = f.LastForwarding.StartedAt
+	}
+	if f.LastRouted.After(from) && f.LastRouted.Before(f.Dropped.FinishedAt) {
+		from = f.LastRouted
+	}
+	return from, f.Dropped.FinishedAt, true
+}
+
+// Propagation is the delete-to-rules time at most: from the delete to the
+// end of the first read that no longer forwarded to the pod.
+func (f facts) Propagation() (time.Duration, bool) {
+	_, to, ok := f.DroppedBetween()
+	return to.Sub(f.Deleted), ok
+}
+
+// Failed returns the variant's failed requests.
+func (f facts) Failed() []evidence.Request {
+	var out []evidence.Request
+	for _, q := range f.Requests {
+		if q.Failed() {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// FailedByDeletion returns the failed requests not lost in a stall of the
+// client's node: those the pod's own deletion must account for.
+func (f facts) FailedByDeletion() []evidence.Request {
+	var out []evidence.Request
+	for _, q := range f.Failed() {
+		if f.Window(q) != windowStall {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// The windows a failed request is attributed to.
+const (
+	windowUnreachable = "after the process stopped accepting and before the client's node removed the endpoint"
+	windowInFlight    = "in flight when the process stopped accepting"
+	windowBefore      = "before the process stopped accepting (not explained by the deletion)"
+	windowAfter       = "after the client's node removed the endpoint (not explained by the deletion)"
+	windowUnknown     = "not attributable: the record lacks the process's stop or the rule change"
+	// windowStall: not this pod's deletion at all: new connections to
+	// several Services timed out together, the client's node stalled.
+	windowStall = "in a stall of the client's node (requests to several Services timed out together)"
+)
+
+// explained reports whether a window is one the pod's deletion accounts for.
+func explained(w string) bool { return w == windowUnreachable || w == windowInFlight }
+
+// stallSpan: timeouts of two Services whose starts are this close are one
+// stall of the client's node (seen: 0.1 s, three Services, during a kube-proxy
+// sync on a loaded machine); a pod's own window never spans two Services.
+const stallSpan = 250 * time.Millisecond
+
+// inStall reports whether a timed-out request started within stallSpan of a
+// timed-out request to another Service.
+func inStall(q evidence.Request, all []evidence.Request) bool {
+	if q.Outcome != workloadlog.OutcomeTimeout {
+		return false
+	}
+	for _, o := range all {
+		if o.Target != q.Target && o.Outcome == workloadlog.OutcomeTimeout && o.Start.Sub(q.Start).Abs() <= stallSpan {
+			return true
+		}
+	}
+	return false
+}
+
+// Window attributes a failed request to a window of the variant's timeline.
+func (f facts) Window(q evidence.Request) string {
+	stopped, ok := f.StoppedAccepting()
+	_, dropped, dok := f.DroppedBetween()
+	if !ok || !dok {
+		return windowUnknown
+	}
+	inFlightOrAfterStop := !(q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)))
+	if (!inFlightOrAfterStop || q.Start.After(dropped)) && inStall(q, f.all) {
+		return windowStall
+	}
+	switch {
+	case q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)):
+		return windowBefore
+	case q.Start.Before(stopped.Add(-clockSlack)):
+		return windowInFlight
+	case !q.Start.After(dropped):
+		return windowUnreachable
+	}
+	return windowAfter
+}
+
+// Windows counts the failed requests per window.
+func (f facts) Windows() map[string]int {
+	out := map[string]int{}
+	for _, q := range f.Failed() {
+		out[f.Window(q)]++
+	}
+	return out
+}
+
+// LongestGap is the longest time between two request starts from the delete
+// to the container's exit (or the end of the record), and whether there were
+// requests in that span at all.
+func (f facts) LongestGap(until time.Time) (time.Duration, int) {
+	var gap time.Duration
+	prev := f.Deleted
+	n := 0
+	for _, q := range f.Requests {
+		if q.Start.Before(f.Deleted) || q.Start.After(until) {
+			continue
+		}
+		gap = max(gap, q.Start.Sub(prev))
+		prev = q.Start
+		n++
+	}
+	if n > 0 {
+		gap = max(gap, until.Sub(prev))
+	}
+	return gap, n
+}
