@@ -43,7 +43,7 @@ func Markdown(run Run) []byte {
 	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
-	if tl := BuildTimeline(rec); !tl.Origin.Equal(tl.Start) {
+	if tl := BuildTimeline(rec, s.Claims); !tl.Origin.Equal(tl.Start) {
 		p(" (%s of the run; the tables below count from the run's start)", rel(tl.Start, tl.Origin))
 	}
 	p(". Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; a pod on a kwok fake node has no container, only the API's lane. The legend under the picture names every colour used.\n\n")

@@ -146,10 +146,10 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(svg), ">orphan +") {
+	if !strings.Contains(string(svg), ">orphan for ") {
 		t.Error("the timeline does not mark the orphan")
 	}
-	tl := BuildTimeline(run.Record)
+	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	if len(tl.Orphans) != 1 || !tl.Orphans[0].From.Equal(at(3.6)) || !tl.Orphans[0].To.Equal(at(62.9)) {
 		t.Fatalf("orphan intervals %+v, want one from the DELETED event (+3.6s) to the container's exit (+62.9s)", tl.Orphans)
 	}
@@ -174,7 +174,7 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 
 func TestTimelineDrawsWhatTheRunShows(t *testing.T) {
 	run := orphanRun()
-	tl := BuildTimeline(run.Record)
+	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	if !tl.Origin.Equal(at(3.5)) {
 		t.Errorf("axis zero at %s, want the force delete (+3.5s)", tl.Origin.Sub(t0))
 	}
@@ -223,7 +223,7 @@ func TestFakeNodePodIsOneLaneOfWhatTheAPIReports(t *testing.T) {
 			pod(1.2, "MODIFIED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
 			pod(1.3, "DELETED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
 		}}
-	tl := BuildTimeline(rec)
+	tl := BuildTimeline(rec, nil)
 	if len(tl.Lanes) != 1 || !strings.Contains(tl.Lanes[0].Label, "kwok") {
 		t.Fatalf("lanes %+v, want one API lane for the kwok pod", tl.Lanes)
 	}
