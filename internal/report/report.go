@@ -60,6 +60,10 @@ type Run struct {
 	Answer string
 	// Sections are the lab's own parts of report.md, shown after the claims.
 	Sections []Section
+	// Moments are what the lab knows happened that is not one of its
+	// actions (lab:scale: the namespace gone), drawn as marks on the
+	// aggregate picture.
+	Moments []Marker
 }
 
 // File is one rendered report file.

@@ -68,10 +68,14 @@ const (
 	clusterNear = 16  // markers closer than this (px) share one numbered badge
 )
 
-// SVG renders the timeline: one row per lane, the lab's actions as numbered
+// SVG renders the timeline (a run of more than AggregateAbove pods: the
+// aggregate, AggregateSVG): one row per lane, the lab's actions as numbered
 // vertical lines, signals as marks, and every interval where a container ran
 // with its API object gone hatched over that pod's lanes.
 func SVG(run Run) []byte {
+	if UseAggregate(run.Record) {
+		return AggregateSVG(run)
+	}
 	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	span := tl.End.Sub(tl.Start)
 	if span <= 0 {
