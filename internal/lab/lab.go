@@ -119,6 +119,7 @@ func (d Definition) ReportRun(s report.Summary, rec *evidence.Record, decided []
 	}
 	if d.Answer != nil {
 		run.Answer = d.Answer(rec, decided)
+		run.Summary.Answer = run.Answer
 	}
 	if d.Moments != nil {
 		run.Moments = d.Moments(rec)

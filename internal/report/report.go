@@ -38,6 +38,9 @@ type Summary struct {
 	Repairs []string `json:"repairs,omitempty"`
 	// Errors lists what went wrong while running (a failed step, an interrupt, cleanup trouble).
 	Errors []string `json:"errors,omitempty"`
+	// Answer is the lab's answer from this run (Run.Answer), kept here so
+	// the results index can show it from summary.json alone.
+	Answer string `json:"answer,omitempty"`
 	// Dir is the run folder (not part of the JSON: the file lives in it).
 	Dir string `json:"-"`
 }
