@@ -314,4 +314,3 @@ func parse(t *testing.T, svg []byte) picture {
 	}
 	return pic
 }
-
