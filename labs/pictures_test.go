@@ -87,6 +87,13 @@ func showsSplitBrain(t *testing.T, pic picture, rec *evidence.Record, decided []
 			}
 		}
 	}
+	writers := map[string]int{}
+	for _, w := range pic.all("write") {
+		writers[w.attr("data-incarnation")]++
+	}
+	if writers["1"] == 0 || writers["2"] == 0 {
+		t.Errorf("the ledger lane shows writes of incarnations %v, want #1 and #2", writers)
+	}
 	for _, lane := range pic.all("lane") {
 		if strings.HasPrefix(lane.attr("data-pod"), "ledger-") {
 			t.Errorf("the ledger Deployment's pod %s has a lane; no claim cites it", lane.attr("data-pod"))

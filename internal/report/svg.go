@@ -52,6 +52,7 @@ const (
 	quietText      = "#595959" // axis, notes, run id
 	orphanColour   = "#d50000"
 	overlapColour  = "#4a148c"
+	writeColour    = "#1a1a1a"
 	markerColour   = "#333333"
 	gridColour     = "#e0e0e0" // grid lines only: decoration, not information
 )
@@ -124,7 +125,9 @@ func SVG(run Run) []byte {
 		p(`<g class="lane lane-%s" data-lane="%d" data-pod="%s" data-uid="%s" data-incarnation="%d" data-node="%s">`+"\n", lane.Kind, i, esc(lane.Pod), esc(lane.UID), lane.Incarnation, esc(lane.Node))
 		p(`<text x="10" y="%d">%s</text>`+"\n", y+laneHeight/2+4, esc(fit(lane.Label, labelWidth-10)))
 		p(`<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", plotLeft, y, plotWidth, laneHeight, laneBackground, laneBorder)
-		if len(lane.Segments) == 0 {
+		if len(lane.Writes) > 0 {
+			drawWrites(p, lane, y, x, func(t time.Time) string { return axis(tl, t) })
+		} else if len(lane.Segments) == 0 {
 			p(`<text x="%d" y="%d" fill="%s" font-style="italic">%s</text>`+"\n", plotLeft+8, y+laneHeight/2+4, quietText, esc(fit(lane.Note, plotWidth-16)))
 		}
 		for _, s := range lane.Segments {
@@ -233,6 +236,22 @@ func SVG(run Run) []byte {
 	return []byte(b.String())
 }
 
+// drawWrites draws a ledger lane: one tick per write, incarnation #1's in
+// the lane's upper half and #2's in its lower half, so two writers at once
+// read as two rows of ticks.
+func drawWrites(p func(string, ...any), lane Lane, y int, x func(time.Time) float64, at func(time.Time) string) {
+	rows := 1
+	for _, w := range lane.Writes {
+		rows = max(rows, w.Incarnation)
+	}
+	h := float64(laneHeight-4) / float64(rows)
+	for _, w := range lane.Writes {
+		top := float64(y+2) + float64(w.Incarnation-1)*h
+		p(`<rect class="write" data-incarnation="%d" x="%.1f" y="%.1f" width="1.5" height="%.1f" fill="%s"><title>write of #%d at %s</title></rect>`+"\n",
+			w.Incarnation, x(w.At), top+1, h-2, writeColour, w.Incarnation, at(w.At))
+	}
+}
+
 type legendItem struct {
 	text     string
 	kind     string // a segment kind, or
@@ -253,6 +272,9 @@ func (l legendItem) swatch(x, y int) string {
 		return fmt.Sprintf(`<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, x+8, y+11, ms.colour, ms.symbol)
 	case l.swatchOf == "none":
 		return ""
+	case l.swatchOf == "write":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="2" height="6" fill="%s"/><rect x="%d" y="%d" width="2" height="6" fill="%s"/><rect x="%d" y="%d" width="2" height="6" fill="%s"/>`,
+			x+3, y, writeColour, x+9, y+8, writeColour, x+13, y, writeColour)
 	case l.swatchOf == "overlap":
 		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="%s" fill-opacity="0.12" stroke="%s" stroke-width="2" stroke-dasharray="4,2"/>`, x, y, overlapColour, overlapColour)
 	case l.swatchOf == "orphan":
@@ -289,6 +311,9 @@ func usedLegend(tl Timeline) []legendItem {
 	}
 	if len(tl.Overlaps) > 0 {
 		out = append(out, legendItem{text: "two incarnations of one pod name running at once", swatchOf: "overlap"})
+	}
+	if slices.ContainsFunc(tl.Lanes, func(l Lane) bool { return len(l.Writes) > 0 }) {
+		out = append(out, legendItem{text: "ledger: a tick per write received; upper row #1, lower row #2", swatchOf: "write"})
 	}
 	if slices.ContainsFunc(tl.Lanes, func(l Lane) bool { return l.Fake }) {
 		out = append(out, legendItem{text: "kwok fake-node pod: no container exists, so no crictl lane", swatchOf: "none"})

@@ -53,6 +53,7 @@ const (
 	LaneAPI       = "api"    // what the API server reports of one incarnation
 	LaneContainer = "crictl" // one container on its node, as crictl reports it
 	LaneNode      = "node"   // a node the lab acted on
+	LaneLedger    = "ledger" // the writes a lab's ledger received, by incarnation
 )
 
 // Lane is one row of the timeline.
@@ -73,6 +74,15 @@ type Lane struct {
 	Segments []Segment
 	// Note is shown when the lane has no evidence.
 	Note string
+	// Writes are a ledger lane's writes: when each arrived and from which
+	// incarnation (Incarnation numbers of the lanes above).
+	Writes []LedgerWrite
+}
+
+// LedgerWrite is one write a ledger received.
+type LedgerWrite struct {
+	At          time.Time
+	Incarnation int
 }
 
 // Band is an interval drawn across lanes Top..Bottom (indices into
@@ -139,10 +149,37 @@ func BuildTimeline(rec *evidence.Record, decided []claims.Claim) Timeline {
 	for _, pod := range pods {
 		tl.addPod(rec, pod)
 	}
+	if l, ok := tl.ledgerLane(rec); ok {
+		tl.Lanes = append(tl.Lanes, l)
+	}
 	for _, node := range actedNodes(rec) {
 		tl.Lanes = append(tl.Lanes, nodeLanes(rec, node, tl.End)...)
 	}
 	return tl
+}
+
+// ledgerLane: which incarnation wrote when, from the last read of the lab's
+// ledger (it holds every earlier write), for a pod name drawn with more than
+// one incarnation (lab:statefulset's split brain).
+func (tl *Timeline) ledgerLane(rec *evidence.Record) (Lane, bool) {
+	read, ok := rec.LastLedger()
+	if !ok {
+		return Lane{}, false
+	}
+	incarnation := map[string]int{}
+	pod := ""
+	for _, l := range tl.Lanes {
+		if l.Kind == LaneAPI && l.Incarnation > 0 {
+			incarnation[l.UID], pod = l.Incarnation, l.Pod
+		}
+	}
+	lane := Lane{Kind: LaneLedger, Pod: pod, Label: "ledger: writes of " + pod}
+	for _, e := range read.Entries {
+		if n, ok := incarnation[e.UID]; ok {
+			lane.Writes = append(lane.Writes, LedgerWrite{At: e.ReceivedAt, Incarnation: n})
+		}
+	}
+	return lane, len(lane.Writes) > 0
 }
 
 // addPod appends the lanes of every incarnation of pod, its orphans, and the
