@@ -102,6 +102,9 @@ type Definition struct {
 	// decided claims' observed values (pure); a failed claim must be said.
 	// It opens report.md.
 	Answer func(rec *evidence.Record, decided []claims.Claim) string
+	// Moments, if set, are what the lab knows happened besides its actions
+	// (lab:scale: the namespace gone), for the picture (pure).
+	Moments func(rec *evidence.Record) []report.Marker
 }
 
 // Title is "lab:<name>", also its mage target.
@@ -116,6 +119,10 @@ func (d Definition) ReportRun(s report.Summary, rec *evidence.Record, decided []
 	}
 	if d.Answer != nil {
 		run.Answer = d.Answer(rec, decided)
+		run.Summary.Answer = run.Answer
+	}
+	if d.Moments != nil {
+		run.Moments = d.Moments(rec)
 	}
 	if a := AuditSection(rec); a != nil {
 		run.Sections = append(run.Sections, *a)

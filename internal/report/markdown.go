@@ -50,10 +50,14 @@ func Markdown(run Run) []byte {
 	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
-	if tl := BuildTimeline(rec); !tl.Origin.Equal(tl.Start) {
+	if tl := BuildTimeline(rec, s.Claims); !tl.Origin.Equal(tl.Start) {
 		p(" (%s of the run; the tables below count from the run's start)", rel(tl.Start, tl.Origin))
 	}
-	p(". Each pod has two lanes: what the API server reports and what the container runtime on the node (crictl) reports; a pod on a kwok fake node has no container, only the API's lane. The legend under the picture names every colour used.\n\n")
+	if UseAggregate(rec) {
+		p(". With more than %d pods the picture counts them: how many were Pending, Running, Terminating and gone at each moment, the lab's actions as numbered marks, and pods DELETED per second below; every pod's events are in [%s](%s).\n\n", AggregateAbove, evidence.EventsFile, evidence.EventsFile)
+	} else {
+		p(". Each incarnation of a pod (one UID) has a lane of what the API server reports and one per container of what the runtime on its node (crictl) reports; a pod on a kwok fake node has no container, only the API's lane. The legend under the picture names every colour used.\n\n")
+	}
 
 	if len(s.Repairs) > 0 || len(s.Errors) > 0 {
 		p("## Before and around the run\n\n")

@@ -41,6 +41,9 @@ type Summary struct {
 	// Clocks are the nodes' and the API server's clock offsets from the
 	// host's, as measured in the run: timings across clocks are this exact.
 	Clocks []evidence.ClockOffset `json:"clocks,omitempty"`
+	// Answer is the lab's answer from this run (Run.Answer), kept here so
+	// the results index can show it from summary.json alone.
+	Answer string `json:"answer,omitempty"`
 	// Dir is the run folder (not part of the JSON: the file lives in it).
 	Dir string `json:"-"`
 }
@@ -63,6 +66,10 @@ type Run struct {
 	Answer string
 	// Sections are the lab's own parts of report.md, shown after the claims.
 	Sections []Section
+	// Moments are what the lab knows happened that is not one of its
+	// actions (lab:scale: the namespace gone), drawn as marks on the
+	// aggregate picture.
+	Moments []Marker
 }
 
 // File is one rendered report file.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,10 +147,10 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(svg), ">orphan +") {
+	if !strings.Contains(string(svg), ">orphan for ") {
 		t.Error("the timeline does not mark the orphan")
 	}
-	tl := BuildTimeline(run.Record)
+	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	if len(tl.Orphans) != 1 || !tl.Orphans[0].From.Equal(at(3.6)) || !tl.Orphans[0].To.Equal(at(62.9)) {
 		t.Fatalf("orphan intervals %+v, want one from the DELETED event (+3.6s) to the container's exit (+62.9s)", tl.Orphans)
 	}
@@ -174,7 +175,7 @@ func TestRenderedFilesAreWellFormedAndShowTheOrphan(t *testing.T) {
 
 func TestTimelineDrawsWhatTheRunShows(t *testing.T) {
 	run := orphanRun()
-	tl := BuildTimeline(run.Record)
+	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	if !tl.Origin.Equal(at(3.5)) {
 		t.Errorf("axis zero at %s, want the force delete (+3.5s)", tl.Origin.Sub(t0))
 	}
@@ -223,11 +224,57 @@ func TestFakeNodePodIsOneLaneOfWhatTheAPIReports(t *testing.T) {
 			pod(1.2, "MODIFIED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
 			pod(1.3, "DELETED", evidence.PodState{Phase: "Running", DeletionTimestamp: deleting}),
 		}}
-	tl := BuildTimeline(rec)
+	tl := BuildTimeline(rec, nil)
 	if len(tl.Lanes) != 1 || !strings.Contains(tl.Lanes[0].Label, "kwok") {
 		t.Fatalf("lanes %+v, want one API lane for the kwok pod", tl.Lanes)
 	}
 	if len(tl.Marks) != 1 || tl.Marks[0].Kind != MarkFinalizersEmptied || !tl.Marks[0].At.Equal(at(1.2)) {
 		t.Errorf("marks %+v, want the finalizers emptied at +1.2s", tl.Marks)
+	}
+}
+
+// A StatefulSet's replacement has the old pod's name and a new UID: it is
+// its own incarnation, with its own API and crictl lanes, the old
+// container's life after its object's DELETED is an orphan, and the two
+// containers running at once are one overlap of the measured length.
+func TestIncarnationsHaveTheirOwnLanes(t *testing.T) {
+	const oldID, newID = "aaaa", "bbbb"
+	ev := func(sec float64, typ, uid, node, id string) evidence.PodEvent {
+		st := evidence.PodState{Name: "ident-0", UID: uid, NodeName: node, Phase: "Running",
+			Containers: []evidence.ContainerState{{Name: "w", ContainerID: id, State: "running"}}}
+		return evidence.PodEvent{ObservedAt: at(sec), Type: typ, PodState: st}
+	}
+	look := func(sec float64, node, id string, started float64, finished *time.Time) evidence.ContainerObservation {
+		state := evidence.ContainerRunning
+		if finished != nil {
+			state = evidence.ContainerExited
+		}
+		return evidence.ContainerObservation{Pod: "ident-0", Node: node, ContainerID: id, ObservedAt: at(sec), State: state, StartedAt: tp(started), FinishedAt: finished}
+	}
+	rec := &evidence.Record{StartedAt: at(0), EndedAt: at(30),
+		Actions: []evidence.Action{{Kind: "force-delete", Target: "ident-0", StartedAt: at(10), FinishedAt: at(10.1)}},
+		PodEvents: []evidence.PodEvent{
+			ev(1, "ADDED", "uid-1", "worker2", oldID),
+			ev(10.1, "DELETED", "uid-1", "worker2", oldID),
+			ev(10.2, "ADDED", "uid-2", "worker", newID),
+		},
+		Containers: []evidence.ContainerObservation{
+			look(2, "worker2", oldID, 1.5, nil),
+			look(12, "worker", newID, 11, nil),
+			look(25, "worker2", oldID, 1.5, tp(24)),
+		}}
+	tl := BuildTimeline(rec, nil)
+	var kinds []string
+	for _, l := range tl.Lanes {
+		kinds = append(kinds, fmt.Sprintf("%s#%d/%s", l.Kind, l.Incarnation, l.Node))
+	}
+	if want := "[api#1/ crictl#1/worker2 api#2/ crictl#2/worker]"; fmt.Sprint(kinds) != want {
+		t.Fatalf("lanes %v, want %s", kinds, want)
+	}
+	if len(tl.Orphans) != 1 || !tl.Orphans[0].From.Equal(at(10.1)) || !tl.Orphans[0].To.Equal(at(24)) {
+		t.Errorf("orphans %+v, want the old container from its object's DELETED (+10.1s) to its exit (+24s)", tl.Orphans)
+	}
+	if len(tl.Overlaps) != 1 || tl.Overlaps[0].Seconds() != 13 || !strings.Contains(tl.Overlaps[0].Label, "13.0 s") {
+		t.Errorf("overlaps %+v, want one of 13 s (+11s → +24s)", tl.Overlaps)
 	}
 }

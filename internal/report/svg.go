@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,8 @@ const (
 	textColour     = "#1a1a1a"
 	quietText      = "#595959" // axis, notes, run id
 	orphanColour   = "#d50000"
+	overlapColour  = "#4a148c"
+	writeColour    = "#1a1a1a"
 	markerColour   = "#333333"
 	gridColour     = "#e0e0e0" // grid lines only: decoration, not information
 )
@@ -66,11 +69,15 @@ const (
 	clusterNear = 16  // markers closer than this (px) share one numbered badge
 )
 
-// SVG renders the timeline: one row per lane, the lab's actions as numbered
+// SVG renders the timeline (a run of more than AggregateAbove pods: the
+// aggregate, AggregateSVG): one row per lane, the lab's actions as numbered
 // vertical lines, signals as marks, and every interval where a container ran
 // with its API object gone hatched over that pod's lanes.
 func SVG(run Run) []byte {
-	tl := BuildTimeline(run.Record)
+	if UseAggregate(run.Record) {
+		return AggregateSVG(run)
+	}
+	tl := BuildTimeline(run.Record, run.Summary.Claims)
 	span := tl.End.Sub(tl.Start)
 	if span <= 0 {
 		span = time.Second
@@ -90,7 +97,8 @@ func SVG(run Run) []byte {
 
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" fill="%s">`+"\n", svgWidth, height, svgWidth, height, textColour)
+	// data-px-per-second lets a test turn drawn widths back into seconds.
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12" fill="%s" class="timeline" data-px-per-second="%.3f">`+"\n", svgWidth, height, svgWidth, height, textColour, plotWidth/span.Seconds())
 	p(`<title>%s</title>`+"\n", esc(run.Title+" "+run.Summary.RunID+" timeline"))
 	p(`<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="6" stroke="%s" stroke-width="2"/></pattern></defs>`+"\n", orphanColour)
 	p(`<rect x="0" y="0" width="100%%" height="100%%" fill="%s"/>`+"\n", laneBackground)
@@ -114,11 +122,13 @@ func SVG(run Run) []byte {
 	// Lanes.
 	for i, lane := range tl.Lanes {
 		y := laneY(i)
+		p(`<g class="lane lane-%s" data-lane="%d" data-pod="%s" data-uid="%s" data-incarnation="%d" data-node="%s">`+"\n", lane.Kind, i, esc(lane.Pod), esc(lane.UID), lane.Incarnation, esc(lane.Node))
 		p(`<text x="10" y="%d">%s</text>`+"\n", y+laneHeight/2+4, esc(fit(lane.Label, labelWidth-10)))
 		p(`<rect x="%d" y="%d" width="%d" height="%d" fill="%s" stroke="%s"/>`+"\n", plotLeft, y, plotWidth, laneHeight, laneBackground, laneBorder)
-		if len(lane.Segments) == 0 {
+		if len(lane.Writes) > 0 {
+			drawWrites(p, lane, y, x, func(t time.Time) string { return axis(tl, t) })
+		} else if len(lane.Segments) == 0 {
 			p(`<text x="%d" y="%d" fill="%s" font-style="italic">%s</text>`+"\n", plotLeft+8, y+laneHeight/2+4, quietText, esc(fit(lane.Note, plotWidth-16)))
-			continue
 		}
 		for _, s := range lane.Segments {
 			st := kindStyle[s.Kind]
@@ -128,42 +138,49 @@ func SVG(run Run) []byte {
 			if st.thin {
 				sy, sh = y+laneHeight/2-2, 4
 			}
-			p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
-				x0, sy, w, sh, st.fill, esc(fmt.Sprintf("%s: %s → %s", st.legend, axis(tl, s.From), axis(tl, s.To))))
+			p(`<rect class="segment segment-%s" %s x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect>`+"\n",
+				s.Kind, spanData(tl, s.From, s.To), x0, sy, w, sh, st.fill, esc(fmt.Sprintf("%s: %s → %s", st.legend, axis(tl, s.From), axis(tl, s.To))))
 			if s.Label == "" || st.thin || textWidth(s.Label)+8 > w {
 				continue
 			}
 			p(`<text x="%.1f" y="%d" fill="%s">%s</text>`+"\n", x0+4, y+laneHeight/2+4, st.text, esc(s.Label))
 		}
+		b.WriteString("</g>\n")
 	}
 
-	// Orphan intervals: hatched over the lanes of their pod.
+	// Orphan intervals: hatched over the lanes of their incarnation.
 	for _, o := range tl.Orphans {
-		pod := strings.SplitN(o.Label, ":", 2)[0]
-		top, bottom := -1, -1
-		for i, l := range tl.Lanes {
-			if l.Pod == pod {
-				if top < 0 {
-					top = i
-				}
-				bottom = i
-			}
-		}
-		if top < 0 {
-			continue
-		}
 		x0, x1 := x(o.From), x(o.To)
-		y0, y1 := laneY(top)-3, laneY(bottom)+laneHeight+3
-		p(`<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#hatch)" fill-opacity="0.35" stroke="%s" stroke-width="2"><title>%s</title></rect>`+"\n",
-			x0, y0, math.Max(1, x1-x0), y1-y0, orphanColour, esc(o.Label))
+		y0, y1 := laneY(o.Top)-3, laneY(o.Bottom)+laneHeight+3
+		p(`<rect class="orphan" %s x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#hatch)" fill-opacity="0.35" stroke="%s" stroke-width="2"><title>%s</title></rect>`+"\n",
+			spanData(tl, o.From, o.To), x0, y0, math.Max(1, x1-x0), y1-y0, orphanColour, esc(o.Label))
 		// Inside the band if it fits, else left of it (a short band ends near the picture's edge).
-		text := fmt.Sprintf("orphan %s → %s s: container running, API object gone", axisNumber(tl, o.From), axisNumber(tl, o.To))
+		length := FormatSeconds(o.Seconds())
+		text := fmt.Sprintf("orphan for %s (%s → %s s): container running, its API object gone", length, axisNumber(tl, o.From), axisNumber(tl, o.To))
 		tx, anchor := x0+4, "start"
 		if textWidth(text)+8 > x1-x0 {
-			text = fmt.Sprintf("orphan %s → %s s ▸", axisNumber(tl, o.From), axisNumber(tl, o.To))
-			tx, anchor = x0-4, "end"
+			text = fmt.Sprintf("orphan for %s", length)
+			if textWidth(text)+8 > x1-x0 {
+				text += " ▸"
+				tx, anchor = x0-4, "end"
+			}
 		}
-		p(`<text x="%.1f" y="%d" text-anchor="%s" fill="%s" font-weight="bold" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n", tx, laneY(top)+laneHeight/2-2, anchor, orphanColour, laneBackground, esc(text))
+		p(`<text class="orphan-label" x="%.1f" y="%d" text-anchor="%s" fill="%s" font-weight="bold" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n", tx, laneY(o.Top)+laneHeight/2-2, anchor, orphanColour, laneBackground, esc(text))
+	}
+
+	// Overlaps: two incarnations' containers running at once, outlined
+	// across their lanes and labelled with the length in the gap below.
+	for _, o := range tl.Overlaps {
+		x0, x1 := x(o.From), x(o.To)
+		y0, y1 := laneY(o.Top)-2, laneY(o.Bottom)+laneHeight+2
+		p(`<rect class="overlap" %s data-seconds="%.3f" x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.12" stroke="%s" stroke-width="2" stroke-dasharray="6,3"><title>%s</title></rect>`+"\n",
+			spanData(tl, o.From, o.To), o.Seconds(), x0, y0, math.Max(1, x1-x0), y1-y0, overlapColour, overlapColour, esc(o.Label))
+		tx, anchor := (x0+x1)/2, "middle"
+		if tx+textWidth(o.Label)/2 > svgWidth-10 {
+			tx, anchor = x1, "end"
+		}
+		p(`<text class="overlap-label" data-seconds="%.3f" x="%.1f" y="%d" text-anchor="%s" fill="%s" font-weight="bold" stroke="%s" stroke-width="3" paint-order="stroke">%s</text>`+"\n",
+			o.Seconds(), tx, y1+12, anchor, overlapColour, laneBackground, esc(o.Label))
 	}
 
 	// Marks: a symbol in the gap above the lane, a line through it.
@@ -219,6 +236,22 @@ func SVG(run Run) []byte {
 	return []byte(b.String())
 }
 
+// drawWrites draws a ledger lane: one tick per write, incarnation #1's in
+// the lane's upper half and #2's in its lower half, so two writers at once
+// read as two rows of ticks.
+func drawWrites(p func(string, ...any), lane Lane, y int, x func(time.Time) float64, at func(time.Time) string) {
+	rows := 1
+	for _, w := range lane.Writes {
+		rows = max(rows, w.Incarnation)
+	}
+	h := float64(laneHeight-4) / float64(rows)
+	for _, w := range lane.Writes {
+		top := float64(y+2) + float64(w.Incarnation-1)*h
+		p(`<rect class="write" data-incarnation="%d" x="%.1f" y="%.1f" width="1.5" height="%.1f" fill="%s"><title>write of #%d at %s</title></rect>`+"\n",
+			w.Incarnation, x(w.At), top+1, h-2, writeColour, w.Incarnation, at(w.At))
+	}
+}
+
 type legendItem struct {
 	text     string
 	kind     string // a segment kind, or
@@ -237,6 +270,13 @@ func (l legendItem) swatch(x, y int) string {
 	case l.mark != "":
 		ms := markStyle[l.mark]
 		return fmt.Sprintf(`<text x="%d" y="%d" text-anchor="middle" fill="%s">%s</text>`, x+8, y+11, ms.colour, ms.symbol)
+	case l.swatchOf == "none":
+		return ""
+	case l.swatchOf == "write":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="2" height="6" fill="%s"/><rect x="%d" y="%d" width="2" height="6" fill="%s"/><rect x="%d" y="%d" width="2" height="6" fill="%s"/>`,
+			x+3, y, writeColour, x+9, y+8, writeColour, x+13, y, writeColour)
+	case l.swatchOf == "overlap":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="%s" fill-opacity="0.12" stroke="%s" stroke-width="2" stroke-dasharray="4,2"/>`, x, y, overlapColour, overlapColour)
 	case l.swatchOf == "orphan":
 		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="url(#hatch)" stroke="%s" stroke-width="2"/>`, x, y, orphanColour)
 	default:
@@ -267,7 +307,16 @@ func usedLegend(tl Timeline) []legendItem {
 		}
 	}
 	if len(tl.Orphans) > 0 {
-		out = append(out, legendItem{text: "orphan: container running while its API object is gone", swatchOf: "orphan"})
+		out = append(out, legendItem{text: "orphan: container running while its own API object is gone", swatchOf: "orphan"})
+	}
+	if len(tl.Overlaps) > 0 {
+		out = append(out, legendItem{text: "two incarnations of one pod name running at once", swatchOf: "overlap"})
+	}
+	if slices.ContainsFunc(tl.Lanes, func(l Lane) bool { return len(l.Writes) > 0 }) {
+		out = append(out, legendItem{text: "ledger: a tick per write received; upper row #1, lower row #2", swatchOf: "write"})
+	}
+	if slices.ContainsFunc(tl.Lanes, func(l Lane) bool { return l.Fake }) {
+		out = append(out, legendItem{text: "kwok fake-node pod: no container exists, so no crictl lane", swatchOf: "none"})
 	}
 	if len(tl.Markers) > 0 {
 		out = append(out, legendItem{text: "the lab's requests and node commands (numbered below)", swatchOf: "marker"})
@@ -335,6 +384,12 @@ func actionList(tl Timeline, clusters []cluster) []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// spanData are an interval's data- attributes: seconds from the axis' zero,
+// for tests and browsers to read what a shape stands for.
+func spanData(tl Timeline, from, to time.Time) string {
+	return fmt.Sprintf(`data-from="%.3f" data-to="%.3f"`, from.Sub(tl.Origin).Seconds(), to.Sub(tl.Origin).Seconds())
 }
 
 // axis is t on the picture's axis, e.g. "+2.3 s" after the first delete.

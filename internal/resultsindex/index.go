@@ -141,6 +141,13 @@ func Render(entries []Entry) []byte {
 			runs = append(runs, e)
 		}
 	}
+	if labs := LatestPerLab(entries); len(labs) > 0 {
+		b.WriteString("## Each lab's latest run\n\n| lab | run | verdict | answer | picture |\n|---|---|---|---|---|\n")
+		for _, e := range labs {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", cell(e.Lab), cell(runName(e)), cell(verdictOf(e)), cell(answerOf(e)), link(e.Dir, "timeline.svg", "timeline"))
+		}
+		b.WriteString("\n## Every run\n\n")
+	}
 	if len(runs) == 0 {
 		b.WriteString("No runs yet.\n")
 	} else {
@@ -194,6 +201,52 @@ func table(b *strings.Builder, es []Entry) {
 			cell(verdict), passed, len(s.Claims), cell(v["kubernetes_server"]), cell(node), cell(kwok), report)
 	}
 }
+
+// LatestPerLab is one entry per lab, by lab name: its newest run, or its
+// reference run when it has none yet. Entries come newest first (Collect).
+func LatestPerLab(entries []Entry) []Entry {
+	chosen := map[string]Entry{}
+	for _, e := range entries {
+		if e.Summary == nil {
+			continue // a run still going or killed says nothing about the lab yet
+		}
+		prev, seen := chosen[e.Lab]
+		if !seen || (prev.Reference && !e.Reference) {
+			chosen[e.Lab] = e
+		}
+	}
+	out := make([]Entry, 0, len(chosen))
+	for _, e := range chosen {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Lab < out[j].Lab })
+	return out
+}
+
+func runName(e Entry) string {
+	if e.Reference {
+		return e.RunID + " (reference)"
+	}
+	return e.RunID
+}
+
+func verdictOf(e Entry) string {
+	if e.Summary == nil {
+		return "incomplete"
+	}
+	return string(e.Summary.Verdict)
+}
+
+// answerOf is the run's answer; runs recorded before summary.json kept it
+// point to their report.
+func answerOf(e Entry) string {
+	if e.Summary != nil && e.Summary.Answer != "" {
+		return e.Summary.Answer
+	}
+	return "in the report"
+}
+
+func link(dir, file, text string) string { return fmt.Sprintf("[%s](%s/%s)", text, dir, file) }
 
 func took(s *report.Summary) string {
 	if s.StartedAt.IsZero() || s.FinishedAt.Before(s.StartedAt) {

@@ -110,3 +110,47 @@ func TestHTMLShowsEachRunsTimelineAndLinksOnlyWhatExists(t *testing.T) {
 		t.Error("index.html has a reference section with no reference runs")
 	}
 }
+
+func TestFirstScreenIsOneRowPerLab(t *testing.T) {
+	results := t.TempDir()
+	start := time.Date(2026, 12, 2, 11, 16, 14, 0, time.UTC)
+	for _, r := range []struct{ dir, lab, id, answer string }{
+		{"orphan/20261202-100000-aaaa", "orphan", "20261202-100000-aaaa", "older run"},
+		{"orphan/20261202-110000-bbbb", "orphan", "20261202-110000-bbbb", "the container ran 59 s after its pod was gone"},
+		{"reference/orphan", "orphan", "20261201-090000-0000", "reference answer"},
+		{"reference/force", "force", "20261201-080000-0000", "force answer"},
+	} {
+		dir := filepath.Join(results, filepath.FromSlash(r.dir))
+		writeSummary(t, dir, report.Summary{Lab: r.lab, RunID: r.id, Verdict: claims.Pass, StartedAt: start, FinishedAt: start.Add(time.Minute), Answer: r.answer})
+		if err := os.WriteFile(filepath.Join(dir, report.TimelineFile), []byte("<svg/>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Write(results); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(results, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	first := strings.Index(page, `<img class="timeline"`)
+	table := strings.Index(page, `<table class="labs"`)
+	if table < 0 || first < table {
+		t.Fatalf("the lab table is not before the first full timeline:\n%s", page)
+	}
+	rows := page[table:strings.Index(page, "</table>")]
+	for _, want := range []string{`data-lab="force"`, "force answer", "(reference)", `data-lab="orphan"`, "the container ran 59 s after its pod was gone", `<img class="thumbnail" src="orphan/20261202-110000-bbbb/timeline.svg"`} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("the lab table lacks %s:\n%s", want, rows)
+		}
+	}
+	for _, not := range []string{"older run", "reference answer"} {
+		if strings.Contains(rows, not) {
+			t.Errorf("the lab table shows %q, which is not the lab's latest run", not)
+		}
+	}
+	if n := strings.Count(rows, `<tr class="lab"`); n != 2 {
+		t.Errorf("%d lab rows, want 2", n)
+	}
+}

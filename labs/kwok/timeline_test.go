@@ -12,7 +12,7 @@ import (
 // container terminated before DELETED, v0.8 never does, v0.7 empties the
 // finalizers by itself.
 func TestTimelineTellsTheStageSetsApart(t *testing.T) {
-	tl := report.BuildTimeline(load(t))
+	tl := report.BuildTimeline(load(t), nil)
 	lanes := map[string][]report.Lane{}
 	shows := func(pod, kind string) bool {
 		for _, l := range lanes[pod] {

@@ -134,7 +134,13 @@ func files(m map[string]int64) string {
 	for f := range m {
 		names = append(names, f)
 	}
-	sort.Slice(names, func(i, j int) bool { return m[names[i]] > m[names[j]] })
+	// Largest first; equal sizes by name, so the report renders the same every time.
+	sort.Slice(names, func(i, j int) bool {
+		if m[names[i]] != m[names[j]] {
+			return m[names[i]] > m[names[j]]
+		}
+		return names[i] < names[j]
+	})
 	var parts []string
 	for _, f := range names {
 		parts = append(parts, fmt.Sprintf("%s %.1f MiB", f, float64(m[f])/(1<<20)))

@@ -154,10 +154,21 @@ var Definition = lab.Definition{
 		{Title: "release the finalizers", Do: []string{"for p in $(kubectl get pods -n {ns} -o name); do kubectl patch $p -n {ns} --type=merge -p '{\"metadata\":{\"finalizers\":null}}'; done"},
 			See: []string{"kubectl get namespace {ns}"}},
 	},
-	Steps:  steps,
-	Claims: Claims,
-	Answer: Answer,
-	Report: Report,
+	Steps:   steps,
+	Claims:  Claims,
+	Answer:  Answer,
+	Report:  Report,
+	Moments: Moments,
+}
+
+// Moments are the picture's marks besides the lab's actions: the namespace
+// gone, as its watch saw it.
+func Moments(rec *evidence.Record) []report.Marker {
+	f := read(rec)
+	if !f.goneOK || f.gone.AlreadyGone {
+		return nil
+	}
+	return []report.Marker{{At: f.gone.ObservedAt, Label: "namespace gone (its DELETED)"}}
 }
 
 // Run runs lab:scale on the cluster at the size set by Use.

@@ -9,7 +9,7 @@ import (
 // The picture shows the shutdown order: each pod has its API lane and one
 // crictl lane per container, sidecars first, each with its SIGTERM mark.
 func TestTimelineHasALanePerContainer(t *testing.T) {
-	tl := report.BuildTimeline(load(t))
+	tl := report.BuildTimeline(load(t), nil)
 	var labels []string
 	sigterms := map[string]int{}
 	for _, l := range tl.Lanes {

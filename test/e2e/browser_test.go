@@ -62,7 +62,25 @@ func TestResultsOpenInABrowser(t *testing.T) {
 	for _, r := range refs {
 		mustExist(t, results, r[1], "index.html")
 	}
+	// The first screen is one row per lab, before any full timeline.
+	table, full := strings.Index(dom, `<table class="labs"`), strings.Index(dom, `<img class="timeline"`)
+	if table < 0 || full < table {
+		t.Errorf("index.html does not open with the lab table (at %d) before the first full timeline (at %d)", table, full)
+	}
+	for _, def := range labs.All {
+		if _, err := os.Stat(filepath.Join(results, "reference", def.Name)); err == nil && !strings.Contains(dom, `data-lab="`+def.Name+`"`) {
+			t.Errorf("the first screen has no row for lab:%s", def.Name)
+		}
+	}
+	open(t, browser, index, "--screenshot="+filepath.Join(shots, "index-first-screen.png"), "--window-size=1100,900")
 	open(t, browser, index, "--screenshot="+filepath.Join(shots, "index.png"), "--window-size=1100,3600")
+	// Each lab's picture, as a person sees it.
+	for _, def := range labs.All {
+		svg := filepath.Join(results, "reference", def.Name, report.TimelineFile)
+		if _, err := os.Stat(svg); err == nil {
+			open(t, browser, svg, "--screenshot="+filepath.Join(shots, def.Name+"-timeline.png"), "--window-size=1000,760")
+		}
+	}
 
 	// One report: report.md as the browser shows it, every link in it, its picture.
 	run := filepath.Join(results, "reference", "force")
@@ -76,8 +94,6 @@ func TestResultsOpenInABrowser(t *testing.T) {
 	for _, r := range regexp.MustCompile(`\]\(([^)#]+)\)`).FindAllStringSubmatch(string(md), -1) {
 		mustExist(t, run, r[1], "report.md")
 	}
-	open(t, browser, filepath.Join(run, report.TimelineFile), "--screenshot="+filepath.Join(shots, "force-timeline.png"), "--window-size=1000,420")
-	open(t, browser, filepath.Join(results, "reference", "kwok", report.TimelineFile), "--screenshot="+filepath.Join(shots, "kwok-timeline.png"), "--window-size=1000,760")
 	t.Logf("screenshots in %s", shots)
 }
 
