@@ -3,7 +3,6 @@ package graceful
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/claims"
@@ -26,53 +25,15 @@ const (
 // sigkill is the exit code of a process killed by SIGKILL (128 + 9).
 const sigkill = 137
 
-// check builds one claim from requirements.
-type check struct {
-	c        claims.Claim
-	checked  int
-	failures []string
-}
+// check builds one claim (claims.Builder) with this lab's own steps.
+type check struct{ *claims.Builder }
 
-func newCheck(id, statement string) *check {
-	return &check{c: claims.Claim{ID: id, Statement: statement, Observed: map[string]any{}}}
-}
-
-func (k *check) observe(key string, v any) { k.c.Observed[key] = v }
-
-func (k *check) cite(paths ...string) {
-	for _, p := range paths {
-		if p != "" && !contains(k.c.Evidence, p) {
-			k.c.Evidence = append(k.c.Evidence, p)
-		}
-	}
-}
-
-func (k *check) require(ok bool, format string, args ...any) bool {
-	k.checked++
-	if !ok {
-		k.failures = append(k.failures, fmt.Sprintf(format, args...))
-	}
-	return ok
-}
-
-func (k *check) done() claims.Claim {
-	c := k.c
-	switch {
-	case len(k.failures) > 0:
-		c.Verdict, c.Reason = claims.Fail, strings.Join(k.failures, "; ")
-	case k.checked == 0:
-		c.Verdict, c.Reason = claims.Fail, "nothing was checked"
-	default:
-		c.Verdict = claims.Pass
-	}
-	return c
-}
+func newCheck(id, statement string) *check { return &check{claims.NewBuilder(id, statement)} }
 
 // notChecked is the claim when the run could not reach the nodes.
 func (k *check) notChecked() claims.Claim {
-	c := k.c
-	c.Verdict, c.Reason = claims.NotChecked, claims.NeedsNodeAccess
-	return c
+	k.NotChecked(claims.NeedsNodeAccess)
+	return k.Done()
 }
 
 func contains(list []string, s string) bool {
@@ -114,33 +75,33 @@ func byName(fs []facts, name string) facts {
 
 // deleted requires the variant's delete to have been seen.
 func (k *check) deleted(f facts) bool {
-	k.cite(eventsFile)
-	return k.require(!f.Deleted.IsZero(), "%s: no watch event showed the pod with a deletionTimestamp", f.v.Name)
+	k.Cite(eventsFile)
+	return k.Require(!f.Deleted.IsZero(), "%s: no watch event showed the pod with a deletionTimestamp", f.v.Name)
 }
 
 func endpointTerminating(rec *evidence.Record, fs []facts) claims.Claim {
 	k := newCheck(idEndpointTerminating, fmt.Sprintf("Within %s of each delete (the EndpointSlice controller syncs the Service in the pass the pod's update triggers, %s, and its write comes back on the watch, %s), the Service's EndpointSlice shows the pod's endpoint ready=false, terminating=true — and serving=true while the process still serves (every variant but exit-now, whose process has exited by then): new connections stop being sent to it, while it may still answer.",
 		sec(endpointSliceWithin), sec(claims.ControllerSyncAllowance), sec(claims.WatchAllowance)))
-	k.cite(slicesFile)
+	k.Cite(slicesFile)
 	worst := time.Duration(0)
 	for _, f := range fs {
 		if !k.deleted(f) {
 			continue
 		}
-		if !k.require(f.Terminating != nil, "%s: no EndpointSlice event after the delete shows its endpoint ready=false, terminating=true", f.v.Name) {
+		if !k.Require(f.Terminating != nil, "%s: no EndpointSlice event after the delete shows its endpoint ready=false, terminating=true", f.v.Name) {
 			continue
 		}
 		d := f.Terminating.ObservedAt.Sub(f.Deleted)
 		worst = max(worst, d)
-		k.observe(f.v.Name+"_terminating_after_seconds", secs(d))
-		k.observe(f.v.Name+"_serving", f.Serving)
-		k.require(d <= endpointSliceWithin, "%s: the endpoint turned terminating %.3f s after the delete, bound %s", f.v.Name, d.Seconds(), sec(endpointSliceWithin))
+		k.Observe(f.v.Name+"_terminating_after_seconds", secs(d))
+		k.Observe(f.v.Name+"_serving", f.Serving)
+		k.Require(d <= endpointSliceWithin, "%s: the endpoint turned terminating %.3f s after the delete, bound %s", f.v.Name, d.Seconds(), sec(endpointSliceWithin))
 		if f.v.Name != "exit-now" {
-			k.require(f.Serving, "%s: the terminating endpoint was serving=false, though its process was still serving", f.v.Name)
+			k.Require(f.Serving, "%s: the terminating endpoint was serving=false, though its process was still serving", f.v.Name)
 		}
 	}
-	k.observe("slowest_terminating_after_seconds", secs(worst))
-	return k.done()
+	k.Observe("slowest_terminating_after_seconds", secs(worst))
+	return k.Done()
 }
 
 func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
@@ -149,30 +110,30 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(recordFile, slicesFile)
-	k.require(clientNode(rec) != "", "the client pod's node is not in the record")
+	k.Cite(recordFile, slicesFile)
+	k.Require(clientNode(rec) != "", "the client pod's node is not in the record")
 	worst := time.Duration(0)
 	for _, f := range fs {
 		if !k.deleted(f) {
 			continue
 		}
-		if !k.require(f.Endpoint != "", "%s: its endpoint never appeared in an EndpointSlice", f.v.Name) {
+		if !k.Require(f.Endpoint != "", "%s: its endpoint never appeared in an EndpointSlice", f.v.Name) {
 			continue
 		}
-		k.require(f.ForwardedBefore != nil, "%s: no read of the client node's rules before the delete forwarded to %s", f.v.Name, f.Endpoint)
+		k.Require(f.ForwardedBefore != nil, "%s: no read of the client node's rules before the delete forwarded to %s", f.v.Name, f.Endpoint)
 		p, ok := f.Propagation()
-		if !k.require(ok, "%s: every read after the delete still forwarded to %s (a stale endpoint)", f.v.Name, f.Endpoint) {
+		if !k.Require(ok, "%s: every read after the delete still forwarded to %s (a stale endpoint)", f.v.Name, f.Endpoint) {
 			continue
 		}
 		from, to, _ := f.DroppedBetween()
-		k.cite(f.Dropped.Path)
+		k.Cite(f.Dropped.Path)
 		worst = max(worst, p)
-		k.observe(f.v.Name+"_propagation_seconds", secs(p))
-		k.observe(f.v.Name+"_dropped_between", fmt.Sprintf("%+.3f s … %+.3f s", from.Sub(f.Deleted).Seconds(), to.Sub(f.Deleted).Seconds()))
-		k.require(p <= proxyRulesWithin, "%s: the client's node still forwarded to it until %.3f s after the delete, bound %s", f.v.Name, p.Seconds(), sec(proxyRulesWithin))
+		k.Observe(f.v.Name+"_propagation_seconds", secs(p))
+		k.Observe(f.v.Name+"_dropped_between", fmt.Sprintf("%+.3f s … %+.3f s", from.Sub(f.Deleted).Seconds(), to.Sub(f.Deleted).Seconds()))
+		k.Require(p <= proxyRulesWithin, "%s: the client's node still forwarded to it until %.3f s after the delete, bound %s", f.v.Name, p.Seconds(), sec(proxyRulesWithin))
 	}
-	k.observe("propagation_seconds", secs(worst))
-	return k.done()
+	k.Observe("propagation_seconds", secs(worst))
+	return k.Done()
 }
 
 func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
@@ -182,34 +143,34 @@ func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(requestsFile, recordFile)
+	k.Cite(requestsFile, recordFile)
 	if !k.deleted(f) {
-		return k.done()
+		return k.Done()
 	}
 	failed := f.FailedByDeletion()
-	k.observe("failed_requests", len(failed))
-	k.observe("failed_in_stalls", len(f.Failed())-len(failed))
-	k.observe("requests", len(f.Requests))
+	k.Observe("failed_requests", len(failed))
+	k.Observe("failed_in_stalls", len(f.Failed())-len(failed))
+	k.Observe("requests", len(f.Requests))
 	windows := f.Windows()
-	k.observe("windows", windows)
+	k.Observe("windows", windows)
 	if s, ok := f.SignalAt(); ok {
-		k.observe("sigterm_after_delete_seconds", secs(s.Sub(f.Deleted)))
+		k.Observe("sigterm_after_delete_seconds", secs(s.Sub(f.Deleted)))
 	}
 	if p, ok := f.Propagation(); ok {
-		k.observe("rules_dropped_by_seconds", secs(p))
+		k.Observe("rules_dropped_by_seconds", secs(p))
 	}
 	outcomes := map[string]int{}
 	for _, q := range failed {
 		outcomes[q.Outcome]++
 	}
-	k.observe("outcomes", outcomes)
-	k.require(len(failed) > 0, "no request to exit-now failed because of its deletion (%d sent)", len(f.Requests))
+	k.Observe("outcomes", outcomes)
+	k.Require(len(failed) > 0, "no request to exit-now failed because of its deletion (%d sent)", len(f.Requests))
 	for _, q := range failed {
 		if w := f.Window(q); !explained(w) {
-			k.require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+			k.Require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
 		}
 	}
-	return k.done()
+	return k.Done()
 }
 
 func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
@@ -218,31 +179,31 @@ func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(requestsFile, recordFile)
+	k.Cite(requestsFile, recordFile)
 	for _, name := range []string{"exec-sleep", "native-sleep"} {
 		f := byName(fs, name)
 		if !k.deleted(f) {
 			continue
 		}
 		failed := f.FailedByDeletion()
-		k.observe(name+"_failed_requests", len(failed))
-		k.observe(name+"_failed_in_stalls", len(f.Failed())-len(failed))
-		k.require(len(failed) == 0, "%s: %d request(s) failed, the first %s at %+.3f s", name, len(failed), outcomeOf(failed), startOf(failed, f.Deleted))
+		k.Observe(name+"_failed_requests", len(failed))
+		k.Observe(name+"_failed_in_stalls", len(f.Failed())-len(failed))
+		k.Require(len(failed) == 0, "%s: %d request(s) failed, the first %s at %+.3f s", name, len(failed), outcomeOf(failed), startOf(failed, f.Deleted))
 		p, ok := f.Propagation()
-		if k.require(ok, "%s: the client node's rules were never seen without the pod: no propagation to compare", name) {
-			k.observe(name+"_propagation_seconds", secs(p))
-			k.require(p < f.v.Sleep, "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.Seconds(), sec(f.v.Sleep))
+		if k.Require(ok, "%s: the client node's rules were never seen without the pod: no propagation to compare", name) {
+			k.Observe(name+"_propagation_seconds", secs(p))
+			k.Require(p < f.v.Sleep, "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.Seconds(), sec(f.v.Sleep))
 		}
 		until, _, ok := f.EndedAt()
-		if !k.require(ok, "%s: neither crictl nor its log showed the process end", name) {
+		if !k.Require(ok, "%s: neither crictl nor its log showed the process end", name) {
 			continue
 		}
 		gap, n := f.LongestGap(until)
-		k.observe(name+"_requests_during_shutdown", n)
-		k.observe(name+"_longest_request_gap_seconds", secs(gap))
-		k.require(n > 0 && gap <= maxRequestGap, "%s: the client did not keep sending (%d requests, longest gap %.3f s)", name, n, gap.Seconds())
+		k.Observe(name+"_requests_during_shutdown", n)
+		k.Observe(name+"_longest_request_gap_seconds", secs(gap))
+		k.Require(n > 0 && gap <= maxRequestGap, "%s: the client did not keep sending (%d requests, longest gap %.3f s)", name, n, gap.Seconds())
 	}
-	return k.done()
+	return k.Done()
 }
 
 func outcomeOf(qs []evidence.Request) string {
@@ -264,8 +225,8 @@ func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(requestsFile, recordFile)
-	k.require(len(rec.Requests) > 0, "no request of the client is in the record")
+	k.Cite(requestsFile, recordFile)
+	k.Require(len(rec.Requests) > 0, "no request of the client is in the record")
 	total := 0
 	for _, f := range fs {
 		if !k.deleted(f) {
@@ -273,18 +234,18 @@ func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
 		}
 		failed := f.Failed()
 		total += len(failed)
-		k.observe(f.v.Name+"_failed", len(failed))
+		k.Observe(f.v.Name+"_failed", len(failed))
 		if len(failed) > 0 {
-			k.observe(f.v.Name+"_windows", f.Windows())
+			k.Observe(f.v.Name+"_windows", f.Windows())
 		}
 		for _, q := range failed {
 			if w := f.Window(q); !explained(w) && w != windowStall {
-				k.require(false, "%s: request seq=%d (%s, %+.3f s after the delete) is %s", f.v.Name, q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+				k.Require(false, "%s: request seq=%d (%s, %+.3f s after the delete) is %s", f.v.Name, q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
 			}
 		}
 	}
-	k.observe("failed_requests", total)
-	return k.done()
+	k.Observe("failed_requests", total)
+	return k.Done()
 }
 
 func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
@@ -293,39 +254,39 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(recordFile)
+	k.Cite(recordFile)
 	ex := byName(fs, "exec-sleep")
 	if k.deleted(ex) {
 		sig, sok := ex.SignalAt()
 		l := ex.Log
-		if k.require(l != nil && l.PreStopStartAt != nil && l.PreStopEndAt != nil, "exec-sleep: its log has no preStop start and end lines") && k.require(sok, "exec-sleep: its log has no SIGTERM") {
+		if k.Require(l != nil && l.PreStopStartAt != nil && l.PreStopEndAt != nil, "exec-sleep: its log has no preStop start and end lines") && k.Require(sok, "exec-sleep: its log has no SIGTERM") {
 			start, end := l.PreStopStartAt.Sub(ex.Deleted), l.PreStopEndAt.Sub(*l.PreStopStartAt)
-			k.observe("exec_prestop_started_after_delete_seconds", secs(start))
-			k.observe("exec_prestop_ran_seconds", secs(end))
-			k.observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
-			k.require(start >= -clockSlack && start <= claims.KubeletSyncAllowance, "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
-			k.require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
+			k.Observe("exec_prestop_started_after_delete_seconds", secs(start))
+			k.Observe("exec_prestop_ran_seconds", secs(end))
+			k.Observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
+			k.Require(start >= -clockSlack && start <= claims.KubeletSyncAllowance, "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
+			k.Require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
 			after := sig.Sub(*l.PreStopEndAt)
-			k.require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
-			if exit, how, ok := ex.EndedAt(); k.require(ok, "exec-sleep: neither crictl nor its log showed the process end") {
-				k.observe("exec_exit_from", how)
-				k.require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
+			k.Require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
+			if exit, how, ok := ex.EndedAt(); k.Require(ok, "exec-sleep: neither crictl nor its log showed the process end") {
+				k.Observe("exec_exit_from", how)
+				k.Require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
 			}
 		}
 	}
 	nat := byName(fs, "native-sleep")
 	if k.deleted(nat) {
-		if sig, ok := nat.SignalAt(); k.require(ok, "native-sleep: its log has no SIGTERM") {
+		if sig, ok := nat.SignalAt(); k.Require(ok, "native-sleep: its log has no SIGTERM") {
 			d := sig.Sub(nat.Deleted)
-			k.observe("native_sigterm_after_delete_seconds", secs(d))
-			k.require(d >= preStopSleep-clockSlack && d <= preStopSleep+claims.KubeletSyncAllowance, "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
-			if exit, how, ok := nat.EndedAt(); k.require(ok, "native-sleep: neither crictl nor its log showed the process end") {
-				k.observe("native_exit_from", how)
-				k.require(!exit.Before(nat.Deleted.Add(preStopSleep-clockSlack)), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exit.Sub(nat.Deleted).Seconds())
+			k.Observe("native_sigterm_after_delete_seconds", secs(d))
+			k.Require(d >= preStopSleep-clockSlack && d <= preStopSleep+claims.KubeletSyncAllowance, "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
+			if exit, how, ok := nat.EndedAt(); k.Require(ok, "native-sleep: neither crictl nor its log showed the process end") {
+				k.Observe("native_exit_from", how)
+				k.Require(!exit.Before(nat.Deleted.Add(preStopSleep-clockSlack)), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exit.Sub(nat.Deleted).Seconds())
 			}
 		}
 	}
-	return k.done()
+	return k.Done()
 }
 
 func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
@@ -335,26 +296,26 @@ func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(recordFile)
+	k.Cite(recordFile)
 	if !k.deleted(f) {
-		return k.done()
+		return k.Done()
 	}
 	l := f.Log
-	if !k.require(l != nil && l.PreStopStartAt != nil, "prestop-overrun: its log has no preStop start line") {
-		return k.done()
+	if !k.Require(l != nil && l.PreStopStartAt != nil, "prestop-overrun: its log has no preStop start line") {
+		return k.Done()
 	}
 	sig, ok := f.SignalAt()
-	if !k.require(ok, "prestop-overrun: its log has no SIGTERM") {
-		return k.done()
+	if !k.Require(ok, "prestop-overrun: its log has no SIGTERM") {
+		return k.Done()
 	}
 	d, fromHook := sig.Sub(f.Deleted), sig.Sub(*l.PreStopStartAt)
-	k.observe("prestop_started_after_delete_seconds", secs(l.PreStopStartAt.Sub(f.Deleted)))
-	k.observe("sigterm_after_delete_seconds", secs(d))
-	k.observe("sigterm_after_prestop_start_seconds", secs(fromHook))
-	k.require(d >= overrunGrace-clockSlack, "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
-	k.require(fromHook <= overrunGrace+claims.ExitAllowance, "SIGTERM %.3f s after the preStop started, later than its %s grace period (+%s)", fromHook.Seconds(), sec(overrunGrace), sec(claims.ExitAllowance))
-	k.require(l.PreStopEndAt == nil || l.PreStopEndAt.After(sig), "the preStop ended before the SIGTERM: it did not overrun")
-	return k.done()
+	k.Observe("prestop_started_after_delete_seconds", secs(l.PreStopStartAt.Sub(f.Deleted)))
+	k.Observe("sigterm_after_delete_seconds", secs(d))
+	k.Observe("sigterm_after_prestop_start_seconds", secs(fromHook))
+	k.Require(d >= overrunGrace-clockSlack, "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
+	k.Require(fromHook <= overrunGrace+claims.ExitAllowance, "SIGTERM %.3f s after the preStop started, later than its %s grace period (+%s)", fromHook.Seconds(), sec(overrunGrace), sec(claims.ExitAllowance))
+	k.Require(l.PreStopEndAt == nil || l.PreStopEndAt.After(sig), "the preStop ended before the SIGTERM: it did not overrun")
+	return k.Done()
 }
 
 func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
@@ -363,7 +324,7 @@ func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
-	k.cite(recordFile)
+	k.Cite(recordFile)
 	for _, c := range []struct {
 		name string
 		want time.Duration
@@ -373,24 +334,24 @@ func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
 			continue
 		}
 		sig, ok := f.SignalAt()
-		if !k.require(ok && f.Log.OnTerm == workloadlog.OnTermIgnore, "%s: its log has no ignored SIGTERM", c.name) {
+		if !k.Require(ok && f.Log.OnTerm == workloadlog.OnTermIgnore, "%s: its log has no ignored SIGTERM", c.name) {
 			continue
 		}
-		k.observe(c.name+"_sigterm_after_delete_seconds", secs(sig.Sub(f.Deleted)))
+		k.Observe(c.name+"_sigterm_after_delete_seconds", secs(sig.Sub(f.Deleted)))
 		exit, code, from, ok := f.ExitAt()
-		if !k.require(ok, "%s: neither crictl nor containerd's events showed its container exit", c.name) {
+		if !k.Require(ok, "%s: neither crictl nor containerd's events showed its container exit", c.name) {
 			continue
 		}
-		k.cite(from)
+		k.Cite(from)
 		d := exit.Sub(sig)
-		k.observe(c.name+"_exit_code", code)
-		k.observe(c.name+"_exit_from", from)
-		k.observe(c.name+"_killed_after_delete_seconds", secs(exit.Sub(f.Deleted)))
-		k.observe(c.name+"_killed_after_sigterm_seconds", secs(d))
-		k.require(code == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, code, sigkill)
-		k.require(d >= c.want-claims.ExitAllowance && d <= c.want+killAllowance, "%s: killed %.3f s after its SIGTERM (want %s, -%s +%s)", c.name, d.Seconds(), sec(c.want), sec(claims.ExitAllowance), sec(killAllowance))
+		k.Observe(c.name+"_exit_code", code)
+		k.Observe(c.name+"_exit_from", from)
+		k.Observe(c.name+"_killed_after_delete_seconds", secs(exit.Sub(f.Deleted)))
+		k.Observe(c.name+"_killed_after_sigterm_seconds", secs(d))
+		k.Require(code == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, code, sigkill)
+		k.Require(d >= c.want-claims.ExitAllowance && d <= c.want+killAllowance, "%s: killed %.3f s after its SIGTERM (want %s, -%s +%s)", c.name, d.Seconds(), sec(c.want), sec(claims.ExitAllowance), sec(killAllowance))
 	}
-	return k.done()
+	return k.Done()
 }
 
 // sortedKeys returns a map's keys in order, for stable text.

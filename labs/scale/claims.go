@@ -157,38 +157,11 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
 }
 
-// verdict builds one claim.
-type verdict struct {
-	c        claims.Claim
-	failures []string
-	checked  int
-}
+// verdict builds one claim (claims.Builder).
+type verdict struct{ *claims.Builder }
 
 func newVerdict(id, statement string, evidence ...string) *verdict {
-	return &verdict{c: claims.Claim{ID: id, Statement: statement, Observed: map[string]any{}, Evidence: evidence}}
-}
-
-func (v *verdict) observe(k string, x any) { v.c.Observed[k] = x }
-
-func (v *verdict) require(ok bool, format string, args ...any) bool {
-	v.checked++
-	if !ok {
-		v.failures = append(v.failures, fmt.Sprintf(format, args...))
-	}
-	return ok
-}
-
-func (v *verdict) done() claims.Claim {
-	c := v.c
-	switch {
-	case len(v.failures) > 0:
-		c.Verdict, c.Reason = claims.Fail, strings.Join(v.failures, "; ")
-	case v.checked == 0:
-		c.Verdict, c.Reason = claims.Fail, "nothing was checked"
-	default:
-		c.Verdict = claims.Pass
-	}
-	return c
+	return &verdict{claims.NewBuilder(id, statement, evidence...)}
 }
 
 // few names at most five items of a list, and how many there are.
@@ -202,12 +175,12 @@ func few(names []string) string {
 
 func ran(f *facts, fig Figures) claims.Claim {
 	v := newVerdict(ClaimRan, "Every pod the run created — the size asked for, every one in the LIST taken before the namespace delete — was reported Running and Ready on a fake node of the run before the namespace delete was sent.", eventsFile, recordFile)
-	if !v.require(f.sizeOK, "the run's size was not recorded") || !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
-		return v.done()
+	if !v.Require(f.sizeOK, "the run's size was not recorded") || !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.Done()
 	}
-	v.observe("pods", f.size.Pods)
-	v.observe("listed_before_delete", len(f.before.Pods))
-	v.require(len(f.before.Pods) == f.size.Pods, "the LIST before the delete held %d pods, the run asked for %d", len(f.before.Pods), f.size.Pods)
+	v.Observe("pods", f.size.Pods)
+	v.Observe("listed_before_delete", len(f.before.Pods))
+	v.Require(len(f.before.Pods) == f.size.Pods, "the LIST before the delete held %d pods, the run asked for %d", len(f.before.Pods), f.size.Pods)
 	var notRunning []string
 	running := 0
 	for _, p := range f.before.Pods {
@@ -227,17 +200,17 @@ func ran(f *facts, fig Figures) claims.Claim {
 			notRunning = append(notRunning, p.Name)
 		}
 	}
-	v.observe("running_before_delete", running)
-	v.require(len(notRunning) == 0, "%d pods were never reported Running and Ready on a fake node of the run before the delete: %s", len(notRunning), few(notRunning))
-	v.observe("create_pods_per_second", fig.CreatePerSecond)
-	v.observe("running_pods_per_second", fig.RunningPerSecond)
-	return v.done()
+	v.Observe("running_before_delete", running)
+	v.Require(len(notRunning) == 0, "%d pods were never reported Running and Ready on a fake node of the run before the delete: %s", len(notRunning), few(notRunning))
+	v.Observe("create_pods_per_second", fig.CreatePerSecond)
+	v.Observe("running_pods_per_second", fig.RunningPerSecond)
+	return v.Done()
 }
 
 func deleted(f *facts, fig Figures) claims.Claim {
 	v := newVerdict(ClaimDeleted, "Every pod of the LIST taken before the namespace delete reached DELETED on the watch, and the final LIST, taken after the namespace was gone, returned no pod.", eventsFile, recordFile)
-	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
-		return v.done()
+	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.Done()
 	}
 	var missing []string
 	for _, p := range f.before.Pods {
@@ -245,26 +218,26 @@ func deleted(f *facts, fig Figures) claims.Claim {
 			missing = append(missing, p.Name)
 		}
 	}
-	v.observe("deleted", len(f.before.Pods)-len(missing))
-	v.require(len(missing) == 0, "%d listed pods never reached DELETED: %s", len(missing), few(missing))
-	if v.require(f.final != nil, "no final LIST was recorded") {
-		v.observe("final_list_pods", len(f.final.Pods))
+	v.Observe("deleted", len(f.before.Pods)-len(missing))
+	v.Require(len(missing) == 0, "%d listed pods never reached DELETED: %s", len(missing), few(missing))
+	if v.Require(f.final != nil, "no final LIST was recorded") {
+		v.Observe("final_list_pods", len(f.final.Pods))
 		var left []string
 		for _, p := range f.final.Pods {
 			left = append(left, p.Name)
 		}
-		v.require(len(left) == 0, "the final LIST still returned %d pods: %s", len(left), few(left))
+		v.Require(len(left) == 0, "the final LIST still returned %d pods: %s", len(left), few(left))
 	}
-	v.observe("deleted_pods_per_second", fig.DeletedPerSecond)
-	v.observe("delete_to_last_deleted_seconds", fig.DeleteToLastDeleted)
-	return v.done()
+	v.Observe("deleted_pods_per_second", fig.DeletedPerSecond)
+	v.Observe("delete_to_last_deleted_seconds", fig.DeleteToLastDeleted)
+	return v.Done()
 }
 
 func held(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	v := newVerdict(ClaimHeld, fmt.Sprintf("Every pod carrying the finalizer %s stayed after the namespace delete — it was seen with a deletionTimestamp, and no DELETED arrived before the lab's own request removing its finalizer began — and reached DELETED after that request. The pods watch was up throughout, from the namespace delete to the last release: an absence cannot be shown across a gap.", Finalizer), eventsFile, actionsFile)
-	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") ||
-		!v.require(f.nsDeleteOK, "the namespace delete was not recorded as sent") {
-		return v.done()
+	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") ||
+		!v.Require(f.nsDeleteOK, "the namespace delete was not recorded as sent") {
+		return v.Done()
 	}
 	var early, unreleased, unheld, never []string
 	n := 0
@@ -297,25 +270,25 @@ func held(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 			unheld = append(unheld, p.Name)
 		}
 	}
-	v.observe("finalizer_pods", n)
-	v.require(n > 0 || f.size.FinalizerPercent == 0, "no listed pod carried the finalizer")
-	v.require(!f.sizeOK || n == f.size.Finalized(), "%d listed pods carried the finalizer, the size asks for %d", n, f.size.Finalized())
-	v.observe("deleted_before_release", len(early))
-	v.require(len(early) == 0, "%d finalizer pods were DELETED before the lab released them: %s", len(early), few(early))
-	v.require(len(unheld) == 0, "%d finalizer pods were never seen deleting with the finalizer on: %s", len(unheld), few(unheld))
-	v.require(len(unreleased) == 0, "%d finalizer pods were never released by the lab: %s", len(unreleased), few(unreleased))
-	v.require(len(never) == 0, "%d finalizer pods were released but never reached DELETED: %s", len(never), few(never))
-	v.observe("release_to_deleted_max_seconds", seconds(worst))
-	v.observe("held_for_seconds", fig.HeldFor)
+	v.Observe("finalizer_pods", n)
+	v.Require(n > 0 || f.size.FinalizerPercent == 0, "no listed pod carried the finalizer")
+	v.Require(!f.sizeOK || n == f.size.Finalized(), "%d listed pods carried the finalizer, the size asks for %d", n, f.size.Finalized())
+	v.Observe("deleted_before_release", len(early))
+	v.Require(len(early) == 0, "%d finalizer pods were DELETED before the lab released them: %s", len(early), few(early))
+	v.Require(len(unheld) == 0, "%d finalizer pods were never seen deleting with the finalizer on: %s", len(unheld), few(unheld))
+	v.Require(len(unreleased) == 0, "%d finalizer pods were never released by the lab: %s", len(unreleased), few(unreleased))
+	v.Require(len(never) == 0, "%d finalizer pods were released but never reached DELETED: %s", len(never), few(never))
+	v.Observe("release_to_deleted_max_seconds", seconds(worst))
+	v.Observe("held_for_seconds", fig.HeldFor)
 	to := f.lastRel
 	if to.IsZero() {
 		to = rec.EndedAt
 	}
 	for _, g := range rec.GapsOverlapping(evidence.WatchPods, f.nsDelete.StartedAt, to) {
-		v.c.Evidence = append(v.c.Evidence, gapsFile)
-		v.require(false, "the pods watch was down from %s to %s, between the namespace delete and the last release: %s", stamp(g.From), stamp(g.To), g.Why)
+		v.Cite(gapsFile)
+		v.Require(false, "the pods watch was down from %s to %s, between the namespace delete and the last release: %s", stamp(g.From), stamp(g.To), g.Why)
 	}
-	return v.done()
+	return v.Done()
 }
 
 func hasFinalizer(fs []string) bool {
@@ -336,17 +309,17 @@ func namespaceGone(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	bound := GoneWithin(events)
 	v := newVerdict(ClaimNamespace, fmt.Sprintf("The namespace was gone (its DELETED on the lab's namespace watch) within %s after the last finalizer release finished: the namespace controller does not watch pods, it looks again at a namespace whose content remains every estimate/2+1 s — at most %s (30 s grace of pods not yet terminal, else 15 s for finalizers left); that last look deletes what remains, here %d Events (the stages' one Killing per pod, emitted after its first look), at %d/s at least (≈320/s observed), and %s is allowed for the rest of it on a loaded machine (LIST every namespaced resource type, drop the namespace's finalizer, the watch event).",
 		claims.InSeconds(bound), claims.InSeconds(namespaceRequeue), events, eventDeletionFloor, claims.InSeconds(namespaceSyncAllowance)), recordFile, actionsFile, evidence.KubeEventsFile)
-	v.observe("events_left_at_last_release", events)
-	if !v.require(f.goneOK, "the namespace's DELETED was not recorded") ||
-		!v.require(!f.lastRel.IsZero() || f.size.FinalizerPercent == 0, "no finalizer release was recorded") {
-		return v.done()
+	v.Observe("events_left_at_last_release", events)
+	if !v.Require(f.goneOK, "the namespace's DELETED was not recorded") ||
+		!v.Require(!f.lastRel.IsZero() || f.size.FinalizerPercent == 0, "no finalizer release was recorded") {
+		return v.Done()
 	}
 	after := f.gone.ObservedAt.Sub(from)
-	v.observe("gone_after_last_release_seconds", seconds(after))
-	v.observe("gone_after_delete_seconds", fig.DeleteToNamespaceGone)
-	v.require(!f.gone.AlreadyGone, "the namespace was already gone when the lab began to watch it: its time is not known")
-	v.require(after <= bound, "the namespace was gone %s after the last release, beyond %s", claims.InSeconds(after.Round(time.Millisecond)), claims.InSeconds(bound))
-	return v.done()
+	v.Observe("gone_after_last_release_seconds", seconds(after))
+	v.Observe("gone_after_delete_seconds", fig.DeleteToNamespaceGone)
+	v.Require(!f.gone.AlreadyGone, "the namespace was already gone when the lab began to watch it: its time is not known")
+	v.Require(after <= bound, "the namespace was gone %s after the last release, beyond %s", claims.InSeconds(after.Round(time.Millisecond)), claims.InSeconds(bound))
+	return v.Done()
 }
 
 // eventsAt is how many Events the record shows in the namespace at t:
@@ -369,8 +342,8 @@ func eventsAt(rec *evidence.Record, t time.Time) int {
 
 func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name, no resourceVersion twice for a pod and no event of a pod after its DELETED (a watch sends nothing of an object after it); the final LIST returns none of them; and the pods watch never lost its place: a gap fails it unless the watch came back from the resourceVersion of the last event recorded before the gap (the API server then sends every change after it: the gap's events arrive late, none is missing); a re-list fails it (what happened in between may be lost).", eventsFile, recordFile, gapsFile)
-	if !v.require(f.before != nil, "no LIST before the namespace delete was recorded") {
-		return v.done()
+	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") {
+		return v.Done()
 	}
 	listed := map[string]evidence.ListedPod{}
 	for _, p := range f.before.Pods {
@@ -418,21 +391,21 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 			strangers = append(strangers, name)
 		}
 	}
-	v.observe("listed", len(listed))
-	v.observe("pods_with_added", added)
-	v.observe("pods_with_deleted", dels)
-	v.observe("events_lost", len(lost))
-	v.observe("duplicates", len(dupes))
-	v.observe("pod_events", len(rec.PodEvents))
-	v.require(len(lost) == 0, "%d pods lack their ADDED or DELETED: %s", len(lost), few(lost))
-	v.require(len(dupes) == 0, "%d duplicate events: %s", len(dupes), few(dupes))
-	v.require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
-	v.require(len(strangers) == 0, "events of %d pods the LIST does not name: %s", len(strangers), few(strangers))
-	v.require(len(wrongUID) == 0, "events of %d pods carry another UID than the LIST's: %s", len(wrongUID), few(wrongUID))
-	v.require(len(afterDeleted) == 0, "%d events came after their pod's DELETED: %s", len(afterDeleted), few(afterDeleted))
-	v.require(f.relisted == 0, "%d pod states came from a re-list, not the watch", f.relisted)
-	if v.require(f.final != nil, "no final LIST was recorded") {
-		v.require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))
+	v.Observe("listed", len(listed))
+	v.Observe("pods_with_added", added)
+	v.Observe("pods_with_deleted", dels)
+	v.Observe("events_lost", len(lost))
+	v.Observe("duplicates", len(dupes))
+	v.Observe("pod_events", len(rec.PodEvents))
+	v.Require(len(lost) == 0, "%d pods lack their ADDED or DELETED: %s", len(lost), few(lost))
+	v.Require(len(dupes) == 0, "%d duplicate events: %s", len(dupes), few(dupes))
+	v.Require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
+	v.Require(len(strangers) == 0, "events of %d pods the LIST does not name: %s", len(strangers), few(strangers))
+	v.Require(len(wrongUID) == 0, "events of %d pods carry another UID than the LIST's: %s", len(wrongUID), few(wrongUID))
+	v.Require(len(afterDeleted) == 0, "%d events came after their pod's DELETED: %s", len(afterDeleted), few(afterDeleted))
+	v.Require(f.relisted == 0, "%d pod states came from a re-list, not the watch", f.relisted)
+	if v.Require(f.final != nil, "no final LIST was recorded") {
+		v.Require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))
 	}
 	gaps, resumed := 0, 0
 	for _, g := range rec.Gaps {
@@ -445,16 +418,16 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 			resumed++
 			continue
 		}
-		v.require(false, "the pods watch was down from %s to %s and did not come back from the last resourceVersion recorded before (%q): %s", stamp(g.From), stamp(g.To), last, g.Why)
+		v.Require(false, "the pods watch was down from %s to %s and did not come back from the last resourceVersion recorded before (%q): %s", stamp(g.From), stamp(g.To), last, g.Why)
 	}
-	v.observe("pods_watch_gaps", gaps)
-	v.observe("pods_watch_gaps_resumed_losslessly", resumed)
+	v.Observe("pods_watch_gaps", gaps)
+	v.Observe("pods_watch_gaps_resumed_losslessly", resumed)
 	if f.usageOK {
-		v.observe("process_cpu_seconds", f.usage.CPUSeconds)
-		v.observe("process_peak_rss_mib", f.usage.PeakRSSMiB)
-		v.observe("recorder_bytes_written", f.usage.BytesWritten)
+		v.Observe("process_cpu_seconds", f.usage.CPUSeconds)
+		v.Observe("process_peak_rss_mib", f.usage.PeakRSSMiB)
+		v.Observe("recorder_bytes_written", f.usage.BytesWritten)
 	}
-	return v.done()
+	return v.Done()
 }
 
 // lastVersionBefore is the resourceVersion of the last watch event recorded

@@ -2,7 +2,6 @@ package sidecar
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -185,60 +184,30 @@ func statusExitCode(rec *evidence.Record, pod string, run *containerRun) (int32,
 	return *code, true
 }
 
-// verdict builds one claim of this lab.
-type verdict struct {
-	c        claims.Claim
-	checked  int
-	failures []string
-}
+// verdict builds one claim of this lab (claims.Builder).
+type verdict struct{ *claims.Builder }
 
-func newVerdict(id, statement string) *verdict {
-	return &verdict{c: claims.Claim{ID: id, Statement: statement, Observed: map[string]any{}}}
-}
-
-func (v *verdict) observe(key string, val any) { v.c.Observed[key] = val }
+func newVerdict(id, statement string) *verdict { return &verdict{claims.NewBuilder(id, statement)} }
 
 // gap observes b−a in seconds (ms) under key and returns it.
 func (v *verdict) gap(key string, a, b time.Time) time.Duration {
 	d := b.Sub(a)
-	v.observe(key, float64(d.Round(time.Millisecond))/float64(time.Second))
+	v.Observe(key, float64(d.Round(time.Millisecond))/float64(time.Second))
 	return d
-}
-
-func (v *verdict) cite(paths ...string) {
-	for _, p := range paths {
-		if p != "" && !slices.Contains(v.c.Evidence, p) {
-			v.c.Evidence = append(v.c.Evidence, p)
-		}
-	}
-}
-
-func (v *verdict) require(ok bool, format string, args ...any) bool {
-	v.checked++
-	if !ok {
-		v.failures = append(v.failures, fmt.Sprintf(format, args...))
-	}
-	return ok
 }
 
 // has requires that a time was recorded.
 func (v *verdict) has(t *time.Time, what string) bool {
-	return v.require(t != nil, "%s was not recorded", what)
+	return v.Require(t != nil, "%s was not recorded", what)
 }
 
+// done decides the claim; without node access (crictl, the workload's
+// log) it is not checked.
 func (v *verdict) done(rec *evidence.Record) claims.Claim {
-	c := v.c
-	switch {
-	case len(v.failures) > 0:
-		c.Verdict, c.Reason = claims.Fail, strings.Join(v.failures, "; ")
-	case rec.NodeAccess == evidence.NodeAccessNone:
-		c.Verdict, c.Reason = claims.NotChecked, claims.NeedsNodeAccess
-	case v.checked == 0:
-		c.Verdict, c.Reason = claims.Fail, "nothing was checked"
-	default:
-		c.Verdict = claims.Pass
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		v.NotChecked(claims.NeedsNodeAccess)
 	}
-	return c
+	return v.Done()
 }
 
 // key is a container name as an observed key: sidecar-a → sidecar_a.
@@ -246,14 +215,14 @@ func key(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
 // usePod cites the pod's own evidence and requires its delete and container IDs.
 func (v *verdict) usePod(p podRun, names ...string) bool {
-	v.cite(p.files...)
-	ok := v.require(p.Deleted != nil, "no successful delete of pod %s was recorded", p.Pod)
+	v.Cite(p.files...)
+	ok := v.Require(p.Deleted != nil, "no successful delete of pod %s was recorded", p.Pod)
 	for _, n := range names {
 		c := p.Containers[n]
-		ok = v.require(c.ID != "", "the API never reported a container ID for %s of pod %s", n, p.Pod) && ok
-		v.cite(c.files...)
+		ok = v.Require(c.ID != "", "the API never reported a container ID for %s of pod %s", n, p.Pod) && ok
+		v.Cite(c.files...)
 		if c.FinishedBy != "" {
-			v.observe(key(n)+"_exit_read_from", c.FinishedBy)
+			v.Observe(key(n)+"_exit_read_from", c.FinishedBy)
 		}
 	}
 	return ok
@@ -294,18 +263,18 @@ func sidecarsAfterMain(rec *evidence.Record, p podRun) claims.Claim {
 				continue
 			}
 			d := v.gap(key(name)+"_sigterm_after_main_exit_seconds", *main.Finished, *s.Sigterm)
-			v.require(d >= 0, "%s got SIGTERM %s before %s exited", name, (-d).Round(time.Millisecond), mainName)
+			v.Require(d >= 0, "%s got SIGTERM %s before %s exited", name, (-d).Round(time.Millisecond), mainName)
 		}
 		if s := p.Containers[sidecarB]; s.Sigterm != nil {
 			d := s.Sigterm.Sub(*main.Finished)
-			v.require(d <= handoffWithin, "%s got SIGTERM %s after %s exited, not within %s", sidecarB, d.Round(time.Millisecond), mainName, sec(handoffWithin))
+			v.Require(d <= handoffWithin, "%s got SIGTERM %s after %s exited, not within %s", sidecarB, d.Round(time.Millisecond), mainName, sec(handoffWithin))
 		}
 	}
 	for _, name := range containersOf {
 		c := p.Containers[name]
-		if v.require(c.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", name) {
-			v.observe(key(name)+"_exit_code", int(*c.ExitCode))
-			v.require(*c.ExitCode == 0, "%s exited %d, not 0", name, *c.ExitCode)
+		if v.Require(c.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", name) {
+			v.Observe(key(name)+"_exit_code", int(*c.ExitCode))
+			v.Require(*c.ExitCode == 0, "%s exited %d, not 0", name, *c.ExitCode)
 		}
 	}
 	return v.done(rec).WithTolerance(key(sidecarB)+"_sigterm_after_main_exit_seconds", handoffWithin)
@@ -321,15 +290,15 @@ func reverseStartOrder(rec *evidence.Record, p podRun) claims.Claim {
 	}
 	a, b, main := p.Containers[sidecarA], p.Containers[sidecarB], p.Containers[mainName]
 	if v.has(a.Started, sidecarA+"'s start (crictl)") && v.has(b.Started, sidecarB+"'s start (crictl)") && v.has(main.Started, mainName+"'s start (crictl)") {
-		v.require(v.gap("sidecar_b_started_after_sidecar_a_seconds", *a.Started, *b.Started) > 0, "%s did not start after %s", sidecarB, sidecarA)
-		v.require(v.gap("main_started_after_sidecar_b_seconds", *b.Started, *main.Started) > 0, "%s did not start after %s", mainName, sidecarB)
+		v.Require(v.gap("sidecar_b_started_after_sidecar_a_seconds", *a.Started, *b.Started) > 0, "%s did not start after %s", sidecarB, sidecarA)
+		v.Require(v.gap("main_started_after_sidecar_b_seconds", *b.Started, *main.Started) > 0, "%s did not start after %s", mainName, sidecarB)
 	}
 	if v.has(a.Sigterm, sidecarA+"'s SIGTERM (its log)") && v.has(b.Sigterm, sidecarB+"'s SIGTERM (its log)") {
-		v.require(b.Sigterm.Before(*a.Sigterm), "%s got SIGTERM before %s: not reverse start order", sidecarA, sidecarB)
+		v.Require(b.Sigterm.Before(*a.Sigterm), "%s got SIGTERM before %s: not reverse start order", sidecarA, sidecarB)
 		if v.has(b.Finished, sidecarB+"'s exit (crictl, or its exit line)") {
 			d := v.gap("sidecar_a_sigterm_after_sidecar_b_exit_seconds", *b.Finished, *a.Sigterm)
-			v.require(d >= 0, "%s got SIGTERM %s before %s exited", sidecarA, (-d).Round(time.Millisecond), sidecarB)
-			v.require(d <= handoffWithin, "%s got SIGTERM %s after %s exited, not within %s", sidecarA, d.Round(time.Millisecond), sidecarB, sec(handoffWithin))
+			v.Require(d >= 0, "%s got SIGTERM %s before %s exited", sidecarA, (-d).Round(time.Millisecond), sidecarB)
+			v.Require(d <= handoffWithin, "%s got SIGTERM %s after %s exited, not within %s", sidecarA, d.Round(time.Millisecond), sidecarB, sec(handoffWithin))
 		}
 	}
 	return v.done(rec).WithTolerance("sidecar_a_sigterm_after_sidecar_b_exit_seconds", handoffWithin)
@@ -350,7 +319,7 @@ func preStopWithMain(rec *evidence.Record, p podRun) claims.Claim {
 			continue
 		}
 		d := v.gap(key(name)+"_stopping_after_delete_seconds", *p.Deleted, *c.Stopping)
-		v.require(d >= 0 && d <= stoppingWithin, "the Killing event for %s came %s after the delete, not within %s", name, d.Round(time.Millisecond), sec(stoppingWithin))
+		v.Require(d >= 0 && d <= stoppingWithin, "the Killing event for %s came %s after the delete, not within %s", name, d.Round(time.Millisecond), sec(stoppingWithin))
 		if first == nil || c.Stopping.Before(*first) {
 			first = c.Stopping
 		}
@@ -360,20 +329,20 @@ func preStopWithMain(rec *evidence.Record, p podRun) claims.Claim {
 	}
 	if first != nil {
 		d := v.gap("stopping_spread_seconds", *first, *last)
-		v.require(d <= stoppingSpread, "the three Killing events came %s apart, not within %s", d.Round(time.Millisecond), sec(stoppingSpread))
+		v.Require(d <= stoppingSpread, "the three Killing events came %s apart, not within %s", d.Round(time.Millisecond), sec(stoppingSpread))
 	}
 	main := p.Containers[mainName]
 	if main.Stopping != nil && v.has(main.Sigterm, mainName+"'s SIGTERM (its log)") {
 		d := v.gap("main_sigterm_after_stopping_seconds", *main.Stopping, *main.Sigterm)
 		// The Killing event may be observed a little after the preStop began.
-		v.require(d >= mainPreStop-claims.WatchAllowance && d <= mainPreStop+claims.KubeletSyncAllowance,
+		v.Require(d >= mainPreStop-claims.WatchAllowance && d <= mainPreStop+claims.KubeletSyncAllowance,
 			"%s got SIGTERM %s after its Killing event, not its %s preStop later", mainName, d.Round(time.Millisecond), sec(mainPreStop))
 	}
 	for _, w := range []struct{ sidecar, awaited string }{{sidecarB, mainName}, {sidecarA, sidecarB}} {
 		s, awaited := p.Containers[w.sidecar], p.Containers[w.awaited]
 		if v.has(s.Sigterm, w.sidecar+"'s SIGTERM (its log)") && v.has(awaited.Finished, w.awaited+"'s exit (crictl, or its exit line)") {
 			d := v.gap(key(w.sidecar)+"_sigterm_after_awaited_exit_seconds", *awaited.Finished, *s.Sigterm)
-			v.require(d < sidecarPreStop, "%s got SIGTERM %s after %s exited: its %s preStop may have run only then", w.sidecar, d.Round(time.Millisecond), w.awaited, sec(sidecarPreStop))
+			v.Require(d < sidecarPreStop, "%s got SIGTERM %s after %s exited: its %s preStop may have run only then", w.sidecar, d.Round(time.Millisecond), w.awaited, sec(sidecarPreStop))
 		}
 	}
 	return v.done(rec).WithTolerance("stopping_spread_seconds", stoppingSpread)
@@ -391,15 +360,15 @@ func mainKilledAtGraceEnd(rec *evidence.Record, p podRun) claims.Claim {
 	main := p.Containers[mainName]
 	if v.has(main.Sigterm, mainName+"'s SIGTERM (its log)") {
 		d := v.gap("main_sigterm_after_delete_seconds", *p.Deleted, *main.Sigterm)
-		v.require(d >= mainPreStop, "%s got SIGTERM %s after the delete, before its %s preStop could end", mainName, d.Round(time.Millisecond), sec(mainPreStop))
+		v.Require(d >= mainPreStop, "%s got SIGTERM %s after the delete, before its %s preStop could end", mainName, d.Round(time.Millisecond), sec(mainPreStop))
 	}
 	if v.has(main.Finished, mainName+"'s exit (crictl, or its exit line)") {
 		d := v.gap("main_killed_after_delete_seconds", *p.Deleted, *main.Finished)
-		v.require(d >= overrunGrace && d <= mainKilledWithin, "%s stopped %s after the delete, not between %s and %s", mainName, d.Round(time.Millisecond), sec(overrunGrace), sec(mainKilledWithin))
+		v.Require(d >= overrunGrace && d <= mainKilledWithin, "%s stopped %s after the delete, not between %s and %s", mainName, d.Round(time.Millisecond), sec(overrunGrace), sec(mainKilledWithin))
 	}
-	if v.require(main.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", mainName) {
-		v.observe("main_exit_code", int(*main.ExitCode))
-		v.require(*main.ExitCode == killed, "%s exited %d, not %d (SIGKILL)", mainName, *main.ExitCode, killed)
+	if v.Require(main.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", mainName) {
+		v.Observe("main_exit_code", int(*main.ExitCode))
+		v.Require(*main.ExitCode == killed, "%s exited %d, not %d (SIGKILL)", mainName, *main.ExitCode, killed)
 	}
 	return v.done(rec).WithTolerance("main_killed_after_delete_seconds", claims.KubeletSyncAllowance)
 }
@@ -420,22 +389,22 @@ func sidecarsEndedRightAfter(rec *evidence.Record, p podRun) claims.Claim {
 		s := p.Containers[name]
 		if v.has(s.Sigterm, name+"'s SIGTERM (its log)") {
 			d := v.gap(key(name)+"_sigterm_after_main_killed_seconds", *main.Finished, *s.Sigterm)
-			v.require(d >= -endedRightAfter && d <= endedRightAfter, "%s got SIGTERM %s after %s was killed, not within ±%s", name, d.Round(time.Millisecond), mainName, sec(endedRightAfter))
+			v.Require(d >= -endedRightAfter && d <= endedRightAfter, "%s got SIGTERM %s after %s was killed, not within ±%s", name, d.Round(time.Millisecond), mainName, sec(endedRightAfter))
 			if v.has(s.Finished, name+"'s exit (crictl, or its exit line)") {
 				v.gap(key(name)+"_ended_after_main_killed_seconds", *main.Finished, *s.Finished)
 				e := v.gap(key(name)+"_ended_after_sigterm_seconds", *s.Sigterm, *s.Finished)
-				v.require(e <= shortGrace, "%s ended %s after its SIGTERM, not within %s", name, e.Round(time.Millisecond), sec(shortGrace))
+				v.Require(e <= shortGrace, "%s ended %s after its SIGTERM, not within %s", name, e.Round(time.Millisecond), sec(shortGrace))
 			}
 		}
-		if v.require(s.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", name) {
-			v.observe(key(name)+"_exit_code", int(*s.ExitCode))
-			v.require(*s.ExitCode == 0, "%s exited %d, not 0", name, *s.ExitCode)
+		if v.Require(s.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", name) {
+			v.Observe(key(name)+"_exit_code", int(*s.ExitCode))
+			v.Require(*s.ExitCode == 0, "%s exited %d, not 0", name, *s.ExitCode)
 		}
 	}
 	a, b := p.Containers[sidecarA], p.Containers[sidecarB]
 	if a.Sigterm != nil && b.Sigterm != nil {
 		d := v.gap("sidecars_sigterm_apart_seconds", *b.Sigterm, *a.Sigterm)
-		v.require(d.Abs() <= togetherWithin, "the sidecars got SIGTERM %s apart, not together (within %s)", d.Abs().Round(time.Millisecond), sec(togetherWithin))
+		v.Require(d.Abs() <= togetherWithin, "the sidecars got SIGTERM %s apart, not together (within %s)", d.Abs().Round(time.Millisecond), sec(togetherWithin))
 	}
 	return v.done(rec).
 		WithTolerance(key(sidecarA)+"_sigterm_after_main_killed_seconds", endedRightAfter).

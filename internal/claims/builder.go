@@ -1,0 +1,32 @@
+package claims
+
+// Builder builds a lab's own claim the way this package builds its shared
+// ones: Observe and Cite what it rests on, Require each check (a failed one
+// fails the claim with its words), NotChecked when the run could not gather
+// the evidence; Done decides: a failure first, then not checked, and a
+// claim that checked nothing fails.
+type Builder struct{ k *check }
+
+// NewBuilder starts the claim, citing evidence.
+func NewBuilder(id, statement string, evidence ...string) *Builder {
+	b := &Builder{k: newCheck(id, statement)}
+	b.k.cite(evidence...)
+	return b
+}
+
+// Observe records a value the claim was decided on.
+func (b *Builder) Observe(key string, v any) { b.k.observe(key, v) }
+
+// Cite names evidence files the claim rests on (each once).
+func (b *Builder) Cite(paths ...string) { b.k.cite(paths...) }
+
+// Require counts a check; a false one fails the claim with the words.
+func (b *Builder) Require(ok bool, format string, args ...any) bool {
+	return b.k.require(ok, format, args...)
+}
+
+// NotChecked leaves the claim open for the reason, unless a check failed.
+func (b *Builder) NotChecked(reason string) { b.k.notChecked = reason }
+
+// Done decides the claim.
+func (b *Builder) Done() Claim { return b.k.done() }
