@@ -36,14 +36,6 @@ func (k *check) notChecked() claims.Claim {
 	return k.Done()
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
 
