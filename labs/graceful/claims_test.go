@@ -1,6 +1,7 @@
 package graceful
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,7 +185,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 			got := Claims(rec)
 			labtest.MustFail(t, got, tc.fails...)
 			for _, c := range got {
-				if !c.Passed() && !contains(tc.fails, c.ID) {
+				if !c.Passed() && !slices.Contains(tc.fails, c.ID) {
 					t.Errorf("%s failed too: %s", c.ID, c.Reason)
 				}
 			}
