@@ -54,6 +54,11 @@ func TestClaimsReadTheAuditRecord(t *testing.T) {
 func TestClaimSaysWhenTheAuditLogHasNoEntry(t *testing.T) {
 	gone := Deleted{ID: "gone", Pod: "orphan-process", After: "force-delete", Within: 2 * time.Second, RequireGone: true}
 	rec := orphan()
+	for i, a := range rec.Actions {
+		if a.Kind == "force-delete" {
+			rec.Actions[i].Request = json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/orphan-process"}`)
+		}
+	}
 	rec.Audit = append(rec.Audit, evidence.AuditEvent{User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "another-pod", Code: 200})
 	c := DeletedWithin(rec, gone)
 	want(t, c, Pass, "")
@@ -62,5 +67,11 @@ func TestClaimSaysWhenTheAuditLogHasNoEntry(t *testing.T) {
 	}
 	if _, said := DeletedWithin(orphan(), gone).Observed["force_delete_source"]; said {
 		t.Error("without any audit log the claim says the audit log had no entry")
+	}
+	// A node command (the kubelet's stop) is never in the audit log: nothing to say.
+	for _, a := range rec.Actions {
+		if a.Kind != "force-delete" && a.APIRequest() {
+			t.Errorf("action %s counts as an API request", a.Kind)
+		}
 	}
 }

@@ -50,7 +50,7 @@ func action(k *check, rec *evidence.Record, kind, target string) (evidence.Actio
 func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action, bool) {
 	e, ok := rec.AuditFor(a)
 	if !ok {
-		if len(rec.Audit) > 0 {
+		if len(rec.Audit) > 0 && a.APIRequest() {
 			// The run has an audit log, yet nothing in it matches: say that
 			// this action stands on termlab's own account alone.
 			k.observe(strings.ReplaceAll(a.Kind, "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))
@@ -284,7 +284,9 @@ type Stops struct {
 	// WantExitCode, if set, is the exit code the container must end with.
 	WantExitCode *int32
 	// Killed: the container must end by a signal, whichever the race gave:
-	// exit code 137 (SIGKILL) or 143 (SIGTERM, unhandled), never a clean 0.
+	// exit code 137 (SIGKILL) or 143 (SIGTERM, unhandled), or 0 after the
+	// SIGTERM its log shows (the workload handles it) — never a clean 0 the
+	// workload reached by itself.
 	Killed bool
 }
 
@@ -416,7 +418,8 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 		k.require(exit.code != nil && *exit.code == *s.WantExitCode, "exit code is %s, want %d", exitString(exit.code), *s.WantExitCode)
 	}
 	if s.Killed {
-		k.require(exit.code != nil && (*exit.code == 128+9 || *exit.code == 128+15), "exit code is %s, want 137 (SIGKILL) or 143 (SIGTERM): the container was not killed", exitString(exit.code))
+		bySignal := exit.code != nil && (*exit.code == 128+9 || *exit.code == 128+15 || *exit.code == 0 && sigterm)
+		k.require(bySignal, "exit code is %s with no SIGTERM in its log, want 137 (SIGKILL), 143 (SIGTERM) or 0 after a logged SIGTERM: the container was not killed", exitString(exit.code))
 	}
 	return k.done()
 }

@@ -332,6 +332,13 @@ func outside(t, start, end time.Time) time.Duration {
 const AuditSlack = 50 * time.Millisecond
 
 // actionVerb is the API verb and resource of a recorded action ("" for node commands).
+// APIRequest reports whether the action is an API request the audit log
+// can hold (a pod or node change), not a node command.
+func (a Action) APIRequest() bool {
+	verb, _ := actionVerb(a)
+	return verb != ""
+}
+
 func actionVerb(a Action) (verb, resource string) {
 	var req struct {
 		Verb string `json:"verb"`

@@ -178,3 +178,32 @@ func TestContradictingRecordsFail(t *testing.T) {
 		})
 	}
 }
+
+// SIGTERM can win the race against the cgroup cleanup's SIGKILL (a CI run
+// of 2026-12-04): the workload logs it and exits 0 at once. That is a kill,
+// and the claim passes; the same exit 0 with no SIGTERM logged fails it
+// (TestContradictingRecordsFail).
+func TestOrphanEndedBySIGTERMStillCountsAsKilled(t *testing.T) {
+	rec := load(t)
+	zero := int32(0)
+	for i, o := range rec.Containers {
+		if o.ExitCode == nil {
+			continue
+		}
+		rec.Containers[i].ExitCode = &zero
+		if o.Log != nil {
+			at := o.FinishedAt
+			if at == nil {
+				at = &o.ObservedAt
+			}
+			rec.Containers[i].Log.Signal, rec.Containers[i].Log.SignalAt = "SIGTERM", at
+			logged := 0
+			rec.Containers[i].Log.ExitCodeLogged = &logged
+		}
+	}
+	for _, c := range Claims(rec) {
+		if c.ID == "orphan.container_stopped_after_kubelet_restart" && !c.Passed() {
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
+		}
+	}
+}

@@ -478,7 +478,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "statefulset.old_container_killed_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the original container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit; killed, it ends with exit code 137 (SIGKILL) or 143 (SIGTERM), never a clean 0.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
+			Statement: fmt.Sprintf("Once the kubelet is started again, the original container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit; killed, it ends with exit code 137 (SIGKILL), 143 (SIGTERM) or 0 after a SIGTERM its log shows (the workload handles it), never a clean 0 without one.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
 			Pod:       pod, After: "start-kubelet", Within: killedWithin, Killed: true,
 		}),
 		claims.OneWriterAgain(rec, claims.Again{
