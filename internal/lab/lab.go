@@ -143,6 +143,10 @@ type Uses struct {
 	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
 	// it on every exit path; internal/kubelet arms a dead-man's switch).
 	StopsKubelet bool
+	// NeedsNodeAccess: the lab's steps read the nodes (the workloads' own
+	// logs, kube-proxy's rules) to go on, not only to decide claims: through
+	// a kubeconfig it runs only with -nodeaccess.
+	NeedsNodeAccess bool
 	// EndpointSlices: the recorder also watches the run's EndpointSlices.
 	EndpointSlices bool
 }
@@ -442,6 +446,9 @@ func nodeAccess(env *cluster.Env) string {
 func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && !def.Uses.FakeNodeOptional && len(env.FakeNodes) == 0 {
 		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
+	}
+	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
+		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
 	}
 	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
 		return errors.New("the lab stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to")

@@ -122,6 +122,9 @@ func TestCanRun(t *testing.T) {
 		{remote, Uses{Worker: 0}, ""},
 		{remote, Uses{Worker: 0, FakeNode: true}, "kwok fake nodes"},
 		{remote, Uses{Worker: 1, StopsKubelet: true}, "stops a kubelet"},
+		{remote, Uses{Worker: 0, NeedsNodeAccess: true}, ""},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, NeedsNodeAccess: true}, "-nodeaccess"},
+		{own, Uses{Worker: 0, NeedsNodeAccess: true}, ""},
 		{&cluster.Env{Workers: own.Workers[:1]}, Uses{Worker: 1}, "needs 2 schedulable"},
 	} {
 		err := canRun(tc.env, Definition{Name: "x", Uses: tc.uses})

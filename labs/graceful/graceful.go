@@ -205,7 +205,7 @@ var Definition = lab.Definition{
 	Question:  "A pod behind a Service is deleted the normal way while a client sends it requests. Which requests fail, in which window — and what do a preStop sleep, ignoring SIGTERM and a preStop longer than the grace period change?",
 	Summary:   "with no preStop the requests between SIGTERM and the client node's rule update fail; a preStop sleep longer than that propagation loses none; SIGKILL at grace end, +2 s when preStop overran",
 	Predict:   "Five pods behind five Services are deleted while a client sends 20 requests a second to each (100 to the first), each answered after 200 ms. How many requests fail when the program exits at once on SIGTERM? With a 10 s preStop sleep (exec or native)? When it ignores SIGTERM? When its preStop is longer than the grace period, when does SIGKILL come?",
-	Uses:      lab.Uses{Worker: 0, EndpointSlices: true},
+	Uses:      lab.Uses{Worker: 0, EndpointSlices: true, NeedsNodeAccess: true},
 	Manifests: []string{serverManifest, clientManifest},
 	ByHand: []lab.HandStep{
 		{Title: "five Services, each with its variant's pod and the shared steady pod, on the first worker",

@@ -94,7 +94,7 @@ var Definition = lab.Definition{
 	Question:  "A pod with a main container and two native sidecars is deleted. Do the sidecars get SIGTERM only after the main container exited, in reverse start order, with their preStop run alongside the main container's — and when the main container uses up the grace period, how soon are the sidecars ended?",
 	Summary:   "native sidecars get SIGTERM only after the main container exited, in reverse start order; when it overruns the grace period they are ended together right after",
 	Predict:   "A pod's main container takes 5 s to stop (a 2 s preStop, then 3 s after SIGTERM); its two sidecars each have a 3 s preStop. When does each sidecar get SIGTERM, in which order — and if the main container instead outlasts a 6 s grace period, what happens to the sidecars?",
-	Uses:      lab.Uses{Worker: 0},
+	Uses:      lab.Uses{Worker: 0, NeedsNodeAccess: true},
 	Manifests: []string{"sidecars.yaml", "sidecars-overrun.yaml"},
 	ByHand: []lab.HandStep{
 		{Title: "create pods sidecars and sidecars-overrun on a real worker and wait until they are Ready", Pod: podOrdered,

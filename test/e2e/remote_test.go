@@ -61,6 +61,12 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 				t.Fatalf("workers %v, fake nodes %v; want %d workers and kwok's nodes", env.Workers, env.FakeNodes, len(own.Workers))
 			}
 			for _, def := range labs.All {
+				if def.Uses.NeedsNodeAccess && !access {
+					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "-nodeaccess") {
+						t.Errorf("%s through a kubeconfig without node access: %v, want a refusal naming -nodeaccess", def.Title(), err)
+					}
+					continue
+				}
 				if def.Uses.StopsKubelet {
 					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "stops a kubelet") {
 						t.Errorf("%s through a kubeconfig: %v, want a refusal", def.Title(), err)
