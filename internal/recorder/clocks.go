@@ -46,11 +46,23 @@ func (r *Recorder) ProbeClock(ctx context.Context, node Node) (evidence.ClockOff
 // this time has its offset unknown, not the run stopped.
 const clockProbeTimeout = 10 * time.Second
 
+// streamTimeout bounds the streamed probe: a seam that reads all of stdin
+// before it runs the command (the node pod's agent over pods/proxy) never
+// answers the first line, and the exec-per-reading probe takes over.
+const streamTimeout = 3 * time.Second
+
 func streamedProbes(ctx context.Context, node Node) ([]evidence.ClockProbe, error) {
-	ctx, cancel := context.WithTimeout(ctx, clockProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, streamTimeout)
 	defer cancel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	// The end of ctx unblocks both ends of the conversation, whatever the
+	// seam does with them.
+	stop := context.AfterFunc(ctx, func() {
+		inW.CloseWithError(ctx.Err())
+		outR.CloseWithError(ctx.Err())
+	})
+	defer stop()
 	cmd := node.CommandContext(ctx, "sh", "-c", "while read _; do date +%s.%N; done")
 	cmd.SetStdin(inR)
 	cmd.SetStdout(outW)
