@@ -20,23 +20,7 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/decide/*/*.repor
 // report with <case>.report.md beside it. A new case is a collected.json (a
 // real report folder's, or a constructed one) plus -update.
 func TestDecideGolden(t *testing.T) {
-	render := map[string]func(t *testing.T, in []byte) string{
-		"pod": func(t *testing.T, in []byte) string {
-			var c Collected
-			if err := json.Unmarshal(in, &c); err != nil {
-				t.Fatal(err)
-			}
-			return Markdown(Summary{Report: Decide(c)})
-		},
-		"namespace": func(t *testing.T, in []byte) string {
-			var c NamespaceCollected
-			if err := json.Unmarshal(in, &c); err != nil {
-				t.Fatal(err)
-			}
-			return NamespaceMarkdown(NamespaceSummary{NamespaceReport: DecideNamespace(c)})
-		},
-	}
-	for kind, decide := range render {
+	for _, kind := range []string{"pod", "namespace"} {
 		inputs, err := filepath.Glob(filepath.Join("testdata", "decide", kind, "*.collected.json"))
 		if err != nil || len(inputs) == 0 {
 			t.Fatalf("no %s cases under testdata/decide/%s (%v)", kind, kind, err)
@@ -48,7 +32,10 @@ func TestDecideGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := decide(t, b)
+				got, err := decideCollected(b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
 				want := strings.TrimSuffix(in, ".collected.json") + ".report.md"
 				if *updateGolden {
 					if err := os.WriteFile(want, []byte(got), 0o644); err != nil {

@@ -19,22 +19,21 @@ type podFacts struct {
 	// deleting: the pod has a deletionTimestamp; then requested, deadline
 	// and grace are its last deletion request, and pastDeadline is how long
 	// ago the deadline passed (negative: still ahead).
-	deleting                  bool
-	requested, deadline       time.Time
-	grace                     int64
-	pastDeadline              time.Duration
-	finalizers                []finalizerFact
-	nodeState                 nodeState
-	ready                     *corev1.NodeCondition
-	taints                    taintState
-	taintList                 []string
-	lease                     leaseState
-	leaseAge                  time.Duration
-	kubelet                   kubeletSays
-	running, exited, unseen   []string // containers by crictl's word; unseen: not checked
-	dryRun                    dryRunState
-	rejectedBy                string // who refused the dry run (dryRunRejected)
-	controllerManagerPresence Presence
+	deleting                bool
+	requested, deadline     time.Time
+	grace                   int64
+	pastDeadline            time.Duration
+	finalizers              []finalizerFact
+	nodeState               nodeState
+	ready                   *corev1.NodeCondition
+	taints                  taintState
+	taintList               []string
+	lease                   leaseState
+	leaseAge                time.Duration
+	kubelet                 kubeletSays
+	running, exited, unseen []string // containers by crictl's word; unseen: not checked
+	dryRun                  dryRunState
+	rejectedBy              string // who refused the dry run (dryRunRejected)
 }
 
 // finalizerFact is one finalizer of the pod and what was found of its controller.
@@ -139,7 +138,6 @@ func factsOf(c Collected) *podFacts {
 	if f.dryRun == dryRunRejected {
 		f.rejectedBy = RejectedBy(c.DryRun)
 	}
-	f.controllerManagerPresence = c.ControllerManager.Present
 	return f
 }
 

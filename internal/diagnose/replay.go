@@ -27,17 +27,27 @@ func Replay(dir string) (string, error) {
 	if err := json.Unmarshal(sum, &dropped); err != nil {
 		return "", fmt.Errorf("replaying %s: reading %s: %w", dir, SummaryFile, err)
 	}
+	md, err := decideCollected(in, dropped.Dropped)
+	if err != nil {
+		return "", fmt.Errorf("replaying %s: %w", dir, err)
+	}
+	return md, nil
+}
+
+// decideCollected decides a collected.json (a pod's or a namespace's) and
+// renders its report.md, with the files Write dropped.
+func decideCollected(in []byte, dropped []string) (string, error) {
 	// A namespace's collected evidence lists the types it found.
 	if bytes.Contains(in, []byte(`"Types"`)) {
 		var c NamespaceCollected
 		if err := json.Unmarshal(in, &c); err != nil {
-			return "", fmt.Errorf("replaying %s: %w", dir, err)
+			return "", err
 		}
-		return NamespaceMarkdown(NamespaceSummary{NamespaceReport: DecideNamespace(c), Dropped: dropped.Dropped}), nil
+		return NamespaceMarkdown(NamespaceSummary{NamespaceReport: DecideNamespace(c), Dropped: dropped}), nil
 	}
 	var c Collected
 	if err := json.Unmarshal(in, &c); err != nil {
-		return "", fmt.Errorf("replaying %s: %w", dir, err)
+		return "", err
 	}
-	return Markdown(Summary{Report: Decide(c), Dropped: dropped.Dropped}), nil
+	return Markdown(Summary{Report: Decide(c), Dropped: dropped}), nil
 }
