@@ -10,6 +10,7 @@ package claims
 import (
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"time"
 
@@ -203,3 +204,48 @@ func seconds(d time.Duration) float64 {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Bounds of an interval that has only one: no lower, no upper.
+const (
+	noLowerBound = time.Duration(math.MinInt64)
+	noUpperBound = time.Duration(math.MaxInt64)
+)
+
+// withinClocks decides lo ≤ iv ≤ hi for an interval whose ends two clocks
+// read. It is false only when the interval is out of bounds whatever the
+// clocks' uncertainty; when the uncertainty straddles a bound the claim is
+// not checked, with the clocks named, and it is true (no failure to add).
+// what names the interval in that reason.
+func (k *check) withinClocks(iv evidence.Interval, lo, hi time.Duration, what string) bool {
+	u := iv.Uncertainty
+	if (lo != noLowerBound && iv.D+u < lo) || (hi != noUpperBound && iv.D-u > hi) {
+		return false
+	}
+	bound, straddled := time.Duration(0), false
+	switch {
+	case lo != noLowerBound && iv.D-u < lo:
+		bound, straddled = lo, true
+	case hi != noUpperBound && iv.D+u > hi:
+		bound, straddled = hi, true
+	}
+	if straddled && k.notChecked == "" {
+		var cs []string
+		for _, o := range iv.Clocks {
+			cs = append(cs, fmt.Sprintf("%s %+.3f s ± %.3f s", o.Clock, o.Offset, o.Uncertainty))
+		}
+		k.notChecked = fmt.Sprintf("not checked: %s is %.3f s ± %.3f s, and its bound %s lies within that; the clocks that read its ends differ from the host's by %s",
+			what, iv.Seconds(), seconds(u), bound, strings.Join(cs, " and "))
+	}
+	return true
+}
+
+// observeInterval records an interval's corrected value under key, and what
+// the clocks changed and left uncertain when two clocks read its ends.
+func (k *check) observeInterval(key string, iv evidence.Interval) {
+	k.observe(key, iv.Seconds())
+	if len(iv.Clocks) > 0 {
+		base := strings.TrimSuffix(key, "_seconds")
+		k.observe(base+"_clock_correction_seconds", seconds(iv.Correction))
+		k.observe(base+"_clock_uncertainty_seconds", seconds(iv.Uncertainty))
+	}
+}

@@ -333,21 +333,33 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	exit := exitOf(rec, s.Pod, id, act.StartedAt, stopped)
 	k.cite(exit.cites...)
 	stoppedAt, measuredBy := stopped.ObservedAt, "time of the crictl observation (upper bound: the runtime no longer knew the container)"
+	stoppedStamp := evidence.OnHost(stoppedAt)
 	if exit.finishedAt != nil {
 		stoppedAt, measuredBy = *exit.finishedAt, exit.finishedBy
+		stoppedStamp = evidence.OnNode(stopped.Node, stoppedAt)
 	}
+	actStamp := rec.ActionStamp(act)
 	k.observe("stopped_at", stamp(stoppedAt))
 	k.observe("measured_by", measuredBy)
 	if exit.resolution > 0 {
 		k.observe("stopped_at_resolution_seconds", seconds(exit.resolution))
 	}
-	after := stoppedAt.Sub(act.StartedAt)
-	k.observe("stopped_after_seconds", seconds(after))
+	// The stop and the request may be read by two clocks (the node's, the
+	// host's or the API server's): the interval is corrected by their
+	// measured offsets, and a bound within their uncertainty is not decided.
+	iv := rec.Between(actStamp, stoppedStamp)
+	after := iv.D
+	k.observeInterval("stopped_after_seconds", iv)
+	what := fmt.Sprintf("the time from the %s request to the container's stop", s.After)
 	// A time with whole-second resolution may read up to that much early.
-	k.require(after >= 0 || after > -exit.resolution, "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
-	k.require(after <= s.Within, "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
+	earliest := time.Duration(0)
+	if exit.resolution > 0 {
+		earliest = -exit.resolution + time.Nanosecond
+	}
+	k.require(k.withinClocks(iv, earliest, noUpperBound, what), "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
+	k.require(k.withinClocks(iv, noLowerBound, s.Within, what), "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
 	if s.NotBefore > 0 {
-		k.require(after >= s.NotBefore-exit.resolution, "the container stopped %s after the %s request, earlier than %s", after.Round(time.Millisecond), s.After, s.NotBefore)
+		k.require(k.withinClocks(iv, s.NotBefore-exit.resolution, noUpperBound, what), "the container stopped %s after the %s request, earlier than %s", after.Round(time.Millisecond), s.After, s.NotBefore)
 	}
 
 	if exit.code != nil {
@@ -374,7 +386,7 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 		signalAt = stopped.Log.SignalAt
 	}
 	if signalAt != nil {
-		k.observe("sigterm_after_seconds", seconds(signalAt.Sub(act.StartedAt)))
+		k.observeInterval("sigterm_after_seconds", rec.Between(actStamp, evidence.OnNode(stopped.Node, *signalAt)))
 		k.observe("stopped_after_sigterm_seconds", seconds(stoppedAt.Sub(*signalAt)))
 	}
 
@@ -403,9 +415,10 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if s.SignalWithin > 0 || s.StopAfterSignal != nil {
 		if k.require(signalAt != nil, "the container's log shows no SIGTERM with its time, which the claim's bounds count from") {
-			got := signalAt.Sub(act.StartedAt)
+			got := rec.Between(actStamp, evidence.OnNode(stopped.Node, *signalAt))
 			if s.SignalWithin > 0 {
-				k.require(got <= s.SignalWithin, "SIGTERM was logged %s after the %s request, later than %s", got.Round(time.Millisecond), s.After, s.SignalWithin)
+				k.require(k.withinClocks(got, noLowerBound, s.SignalWithin, fmt.Sprintf("the time from the %s request to the SIGTERM the workload logged", s.After)),
+					"SIGTERM was logged %s after the %s request, later than %s", got.D.Round(time.Millisecond), s.After, s.SignalWithin)
 			}
 			if w := s.StopAfterSignal; w != nil {
 				gap := stoppedAt.Sub(*signalAt)
@@ -437,15 +450,16 @@ type exitEvidence struct {
 }
 
 // exitOf reads the container's exit from three sources, most direct first:
-// crictl inspect; the kubelet's terminated state in the pod's watch events
-// (the runtime may remove an exited container before crictl looks, while a
+// crictl inspect; containerd's exit event, when the run followed the node's
+// events (the kubelet may remove an exited container before crictl looks);
+// the kubelet's terminated state in the pod's watch events (while a
 // finalizer keeps the object); the workload's own exit line in its log (the
 // followed copy survives the container). The first that knows decides; all
-// that know must agree. The time of the stop comes from crictl, else the
-// workload's exit line, else the kubelet's finishedAt (whole seconds: the
-// API's time format drops the fraction).
+// that know must agree. The time of the stop comes from crictl, else
+// containerd, else the workload's exit line, else the kubelet's finishedAt
+// (whole seconds: the API's time format drops the fraction).
 func exitOf(rec *evidence.Record, pod, id string, from time.Time, stopped *evidence.ContainerObservation) exitEvidence {
-	x := exitEvidence{bySource: map[string]int32{}, agree: true, source: "none: crictl no longer knew the container, the watch carried no terminated state and the log no exit line"}
+	x := exitEvidence{bySource: map[string]int32{}, agree: true, source: "none: crictl no longer knew the container, containerd's events were not followed or showed no exit, the watch carried no terminated state and the log no exit line"}
 	decide := func(source, key string, code int32) {
 		x.bySource[key] = code
 		if x.code == nil {
@@ -458,6 +472,13 @@ func exitOf(rec *evidence.Record, pod, id string, from time.Time, stopped *evide
 		decide("crictl inspect", "crictl", *stopped.ExitCode)
 		if stopped.FinishedAt != nil {
 			x.finishedAt, x.finishedBy = stopped.FinishedAt, "crictl inspect finishedAt"
+		}
+	}
+	if te, ok := taskExit(rec, id); ok {
+		decide("containerd's exit event in "+te.Path, "containerd", te.ExitStatus)
+		x.cites = append(x.cites, te.Path)
+		if x.finishedAt == nil {
+			x.finishedAt, x.finishedBy = &te.ExitedAt, "containerd's exit event exited_at (crictl no longer knew the container)"
 		}
 	}
 	if l := stopped.Log; l != nil && l.ExitAt != nil && x.finishedAt == nil {
@@ -474,6 +495,17 @@ func exitOf(rec *evidence.Record, pod, id string, from time.Time, stopped *evide
 		decide("the workload's exit line in "+stopped.LogsPath, "workload log", int32(*l.ExitCodeLogged))
 	}
 	return x
+}
+
+// taskExit is containerd's exit event of the container, when the run
+// followed its node's events.
+func taskExit(rec *evidence.Record, id string) (evidence.TaskExit, bool) {
+	for _, te := range rec.TaskExits {
+		if te.ContainerID == id {
+			return te, true
+		}
+	}
+	return evidence.TaskExit{}, false
 }
 
 // kubeletTerminated finds the first watch event at or after from in which the

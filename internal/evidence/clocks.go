@@ -101,3 +101,87 @@ func (r *Record) APIServerOffset() (ClockOffset, bool) {
 	}
 	return OffsetFrom(ClockAPIServer, "requestReceivedTimestamp of termlab's own requests in the audit log, against their send and answer times", probes)
 }
+
+// ClockHost is the clock of the machine termlab runs on: the recorder's
+// observation times and termlab's own requests.
+const ClockHost = "host"
+
+// Stamp is a time as one clock read it.
+type Stamp struct {
+	Time  time.Time
+	Clock string
+}
+
+// OnHost is a time read on the host's clock.
+func OnHost(t time.Time) Stamp { return Stamp{Time: t, Clock: ClockHost} }
+
+// OnNode is a time read on a node's clock (crictl's times, the workload's
+// log, containerd's events).
+func OnNode(node string, t time.Time) Stamp { return Stamp{Time: t, Clock: ClockNode(node)} }
+
+// ActionStamp is when an action started, on the clock that read it: the API
+// server's for a request taken from the audit log (a script's or a person's),
+// the host's for termlab's own.
+func (r *Record) ActionStamp(a Action) Stamp {
+	if e, ok := r.AuditFor(a); ok && a.StartedAt.Equal(e.ReceivedAt) {
+		return Stamp{Time: a.StartedAt, Clock: ClockAPIServer}
+	}
+	return OnHost(a.StartedAt)
+}
+
+// Interval is the time between two stamps on the host's clock: each end is
+// corrected by its clock's measured offset, and the result is exact only to
+// ±Uncertainty (the two offsets' uncertainties added; zero on one clock).
+type Interval struct {
+	D           time.Duration
+	Uncertainty time.Duration
+	// Correction is what the offsets changed: D minus the raw difference.
+	Correction time.Duration
+	// Clocks are the offsets used, for a reason that names them.
+	Clocks []ClockOffset
+}
+
+// Seconds is D in seconds, to the millisecond.
+func (iv Interval) Seconds() float64 { return roundSeconds(iv.D.Round(time.Millisecond)) }
+
+// Between is to − from on the host's clock. A clock the run did not measure
+// is taken as the host's (kind's nodes share its kernel clock; a record from
+// before clocks were measured has none).
+func (r *Record) Between(from, to Stamp) Interval {
+	iv := Interval{D: to.Time.Sub(from.Time)}
+	if from.Clock == to.Clock {
+		return iv
+	}
+	for _, s := range []struct {
+		clock string
+		sign  time.Duration
+	}{{to.Clock, -1}, {from.Clock, 1}} {
+		o, ok := r.ClockOffsetOf(s.clock)
+		if !ok {
+			continue
+		}
+		iv.Correction += s.sign * seconds(o.Offset)
+		iv.Uncertainty += seconds(o.Uncertainty)
+		iv.Clocks = append(iv.Clocks, o)
+	}
+	iv.D += iv.Correction
+	return iv
+}
+
+// ClockOffsetOf is the named clock's measured offset; the host's is zero.
+func (r *Record) ClockOffsetOf(clock string) (ClockOffset, bool) {
+	if clock == ClockHost {
+		return ClockOffset{}, false
+	}
+	for _, o := range r.Clocks {
+		if o.Clock == clock {
+			return o, true
+		}
+	}
+	if clock == ClockAPIServer { // measured from the record, while it is decided
+		return r.APIServerOffset()
+	}
+	return ClockOffset{}, false
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -65,3 +65,25 @@ func TestAPIServerOffsetFromTheAuditLog(t *testing.T) {
 func del(pod string) json.RawMessage {
 	return json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/` + pod + `"}`)
 }
+
+func TestBetweenCorrectsEachEndByItsClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	rec := &Record{Clocks: []ClockOffset{
+		{Clock: ClockNode("w1"), Offset: 0.5, Uncertainty: 0.01},
+		{Clock: ClockAPIServer, Offset: -0.25, Uncertainty: 0.02},
+	}}
+	node := OnNode("w1", t0.Add(3*time.Second))                       // 2.5 s host time
+	server := Stamp{Time: t0.Add(time.Second), Clock: ClockAPIServer} // 1.25 s host time
+	iv := rec.Between(server, node)
+	if iv.D != 1250*time.Millisecond || iv.Uncertainty != 30*time.Millisecond || iv.Correction != -750*time.Millisecond || len(iv.Clocks) != 2 {
+		t.Fatalf("between the API server and the node: %+v", iv)
+	}
+	// Two readings of one clock need no correction, whatever its offset.
+	if iv := rec.Between(OnNode("w1", t0), node); iv.D != 3*time.Second || iv.Uncertainty != 0 || len(iv.Clocks) != 0 {
+		t.Fatalf("on one clock: %+v", iv)
+	}
+	// A clock the run did not measure is taken as the host's.
+	if iv := rec.Between(OnHost(t0), OnNode("w2", t0.Add(time.Second))); iv.D != time.Second || iv.Uncertainty != 0 {
+		t.Fatalf("an unmeasured clock: %+v", iv)
+	}
+}

@@ -231,6 +231,14 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	}
 	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
 	r.mu.Unlock()
+	// The kubelet that comes back kills and removes the containers it no
+	// longer wants within a second or two: on a loaded machine crictl's
+	// next look finds nothing, and the exit code is lost. containerd's exit
+	// events keep it. Until the switch restores the kubelet, and a minute
+	// for its kills.
+	if err := r.Unobserved(ctx, r.Rec.FollowTaskExits(node, restoreAfter+time.Minute)); err != nil {
+		return fmt.Errorf("following containerd's exits on %s before its kubelet stops: %w", node, err)
+	}
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
 	if a := r.actorNow(); a != nil {
 		return r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter)

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -215,8 +216,10 @@ func (r *Recorder) ContainerStates(ctx context.Context, node Node) (map[string]s
 // events`, through the node's exec seam) for at most within, or until the
 // recorder stops, and records every container's init-process exit
 // (TaskExit). The exit lines are saved as containers/task-exits-<node>.log.
-// `timeout` ends ctr on the node itself: a docker exec whose client is
-// killed leaves its process running in the node.
+// A docker exec whose client is killed leaves its process running in the
+// node, so the shell says its pid first and the recorder's stop ends that
+// pid on the node; `timeout` bounds it where even that cannot run (termlab
+// itself killed).
 func (r *Recorder) FollowTaskExits(node Node, within time.Duration) error {
 	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
 		return fmt.Errorf("following containerd's events on %s: %w", node.String(), n.NoNodeAccess())
@@ -231,19 +234,34 @@ func (r *Recorder) FollowTaskExits(node Node, within time.Duration) error {
 	}
 	pr, pw := io.Pipe()
 	ctx := r.bg
-	r.wg.Add(2)
+	pids := make(chan string, 1)
+	r.wg.Add(3)
 	go func() {
 		defer r.wg.Done()
-		cmd := node.CommandContext(ctx, "timeout", strconv.Itoa(int(within/time.Second)+1), "ctr", "-n", "k8s.io", "events")
+		script := "echo " + nodePIDPrefix + "$$; exec timeout " + strconv.Itoa(int(within/time.Second)+1) + " ctr -n k8s.io events"
+		cmd := node.CommandContext(ctx, "sh", "-c", script)
 		cmd.SetStdout(pw)
 		err := cmd.Run()
 		pw.CloseWithError(err)
 	}()
 	go func() {
 		defer r.wg.Done()
+		<-ctx.Done()
+		select {
+		case pid := <-pids:
+			endNodeProcess(node, pid)
+		default: // the shell never said its pid: `timeout` ends it
+		}
+	}()
+	go func() {
+		defer r.wg.Done()
 		defer f.Close()
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			if pid, ok := strings.CutPrefix(sc.Text(), nodePIDPrefix); ok {
+				pids <- pid
+				continue
+			}
 			e, ok := ParseTaskExit(sc.Bytes())
 			if !ok {
 				continue
@@ -258,6 +276,25 @@ func (r *Recorder) FollowTaskExits(node Node, within time.Duration) error {
 		_, _ = io.Copy(io.Discard, pr)
 	}()
 	return nil
+}
+
+// nodePIDPrefix marks the line a follower's shell says its pid on.
+const nodePIDPrefix = "termlab-pid "
+
+// nodeKillTimeout bounds ending a follower on the node at the recorder's
+// stop: one exec.
+const nodeKillTimeout = 10 * time.Second
+
+// endNodeProcess ends, by pid, a process the recorder started on the node.
+// A pid that is no longer there (it ended by itself) is no error worth
+// reporting: the stop is best effort, and `timeout` is the bound.
+func endNodeProcess(node Node, pid string) {
+	if _, err := strconv.Atoi(pid); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), nodeKillTimeout)
+	defer cancel()
+	_ = node.CommandContext(ctx, "kill", pid).Run()
 }
 
 // ParseTaskExit reads one line of `ctr events`:
