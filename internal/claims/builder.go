@@ -1,5 +1,11 @@
 package claims
 
+import (
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+)
+
 // Builder builds a lab's own claim the way this package builds its shared
 // ones: Observe and Cite what it rests on, Require each check (a failed one
 // fails the claim with its words), NotChecked when the run could not gather
@@ -30,3 +36,21 @@ func (b *Builder) NotChecked(reason string) { b.k.notChecked = reason }
 
 // Done decides the claim.
 func (b *Builder) Done() Claim { return b.k.done() }
+
+// WithinClocks decides lo ≤ iv ≤ hi for an interval two clocks read (see
+// evidence.Record.Between): false only when it is out of bounds whatever the
+// clocks' uncertainty; when the uncertainty straddles a bound the claim is
+// not checked, naming the clocks, and it is true. what names the interval.
+func (b *Builder) WithinClocks(iv evidence.Interval, lo, hi time.Duration, what string) bool {
+	return b.k.withinClocks(iv, lo, hi, what)
+}
+
+// ObserveInterval records an interval's corrected value under key (ending in
+// _seconds), and the clocks' correction and uncertainty beside it.
+func (b *Builder) ObserveInterval(key string, iv evidence.Interval) { b.k.observeInterval(key, iv) }
+
+// Unbounded stands for a side of WithinClocks' bounds that has none.
+const (
+	NoLowerBound = noLowerBound
+	NoUpperBound = noUpperBound
+)

@@ -36,7 +36,6 @@ func (k *check) notChecked() claims.Claim {
 	return k.Done()
 }
 
-
 func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
 
 var sec = claims.InSeconds
@@ -252,11 +251,12 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 		sig, sok := ex.SignalAt()
 		l := ex.Log
 		if k.Require(l != nil && l.PreStopStartAt != nil && l.PreStopEndAt != nil, "exec-sleep: its log has no preStop start and end lines") && k.Require(sok, "exec-sleep: its log has no SIGTERM") {
-			start, end := l.PreStopStartAt.Sub(ex.Deleted), l.PreStopEndAt.Sub(*l.PreStopStartAt)
-			k.Observe("exec_prestop_started_after_delete_seconds", secs(start))
+			startIv, end := ex.sinceDelete(rec, *l.PreStopStartAt), l.PreStopEndAt.Sub(*l.PreStopStartAt)
+			start := startIv.D
+			k.ObserveInterval("exec_prestop_started_after_delete_seconds", startIv)
 			k.Observe("exec_prestop_ran_seconds", secs(end))
 			k.Observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
-			k.Require(start >= -clockSlack && start <= claims.KubeletSyncAllowance, "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
+			k.Require(k.WithinClocks(startIv, -clockSlack, claims.KubeletSyncAllowance, "exec-sleep's preStop start after the delete"), "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
 			k.Require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
 			after := sig.Sub(*l.PreStopEndAt)
 			k.Require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
@@ -269,12 +269,14 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 	nat := byName(fs, "native-sleep")
 	if k.deleted(nat) {
 		if sig, ok := nat.SignalAt(); k.Require(ok, "native-sleep: its log has no SIGTERM") {
-			d := sig.Sub(nat.Deleted)
-			k.Observe("native_sigterm_after_delete_seconds", secs(d))
-			k.Require(d >= preStopSleep-clockSlack && d <= preStopSleep+claims.KubeletSyncAllowance, "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
+			iv := nat.sinceDelete(rec, sig)
+			d := iv.D
+			k.ObserveInterval("native_sigterm_after_delete_seconds", iv)
+			k.Require(k.WithinClocks(iv, preStopSleep-clockSlack, preStopSleep+claims.KubeletSyncAllowance, "native-sleep's SIGTERM after the delete"), "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
 			if exit, how, ok := nat.EndedAt(); k.Require(ok, "native-sleep: neither crictl nor its log showed the process end") {
 				k.Observe("native_exit_from", how)
-				k.Require(!exit.Before(nat.Deleted.Add(preStopSleep-clockSlack)), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exit.Sub(nat.Deleted).Seconds())
+				exitIv := nat.sinceDelete(rec, exit)
+				k.Require(k.WithinClocks(exitIv, preStopSleep-clockSlack, claims.NoUpperBound, "native-sleep's exit after the delete"), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exitIv.D.Seconds())
 			}
 		}
 	}
@@ -300,11 +302,12 @@ func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	if !k.Require(ok, "prestop-overrun: its log has no SIGTERM") {
 		return k.Done()
 	}
-	d, fromHook := sig.Sub(f.Deleted), sig.Sub(*l.PreStopStartAt)
-	k.Observe("prestop_started_after_delete_seconds", secs(l.PreStopStartAt.Sub(f.Deleted)))
-	k.Observe("sigterm_after_delete_seconds", secs(d))
+	iv, fromHook := f.sinceDelete(rec, sig), sig.Sub(*l.PreStopStartAt)
+	d := iv.D
+	k.ObserveInterval("prestop_started_after_delete_seconds", f.sinceDelete(rec, *l.PreStopStartAt))
+	k.ObserveInterval("sigterm_after_delete_seconds", iv)
 	k.Observe("sigterm_after_prestop_start_seconds", secs(fromHook))
-	k.Require(d >= overrunGrace-clockSlack, "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
+	k.Require(k.WithinClocks(iv, overrunGrace-clockSlack, claims.NoUpperBound, "prestop-overrun's SIGTERM after the delete"), "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
 	k.Require(fromHook <= overrunGrace+claims.ExitAllowance, "SIGTERM %.3f s after the preStop started, later than its %s grace period (+%s)", fromHook.Seconds(), sec(overrunGrace), sec(claims.ExitAllowance))
 	k.Require(l.PreStopEndAt == nil || l.PreStopEndAt.After(sig), "the preStop ended before the SIGTERM: it did not overrun")
 	return k.Done()
@@ -329,7 +332,7 @@ func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
 		if !k.Require(ok && f.Log.OnTerm == workloadlog.OnTermIgnore, "%s: its log has no ignored SIGTERM", c.name) {
 			continue
 		}
-		k.Observe(c.name+"_sigterm_after_delete_seconds", secs(sig.Sub(f.Deleted)))
+		k.ObserveInterval(c.name+"_sigterm_after_delete_seconds", f.sinceDelete(rec, sig))
 		exit, code, from, ok := f.ExitAt()
 		if !k.Require(ok, "%s: neither crictl nor containerd's events showed its container exit", c.name) {
 			continue
@@ -338,7 +341,7 @@ func sigkillAtGraceEnd(rec *evidence.Record, fs []facts) claims.Claim {
 		d := exit.Sub(sig)
 		k.Observe(c.name+"_exit_code", code)
 		k.Observe(c.name+"_exit_from", from)
-		k.Observe(c.name+"_killed_after_delete_seconds", secs(exit.Sub(f.Deleted)))
+		k.ObserveInterval(c.name+"_killed_after_delete_seconds", f.sinceDelete(rec, exit))
 		k.Observe(c.name+"_killed_after_sigterm_seconds", secs(d))
 		k.Require(code == sigkill, "%s: exit code %d, want %d (SIGKILL)", c.name, code, sigkill)
 		k.Require(d >= c.want-claims.ExitAllowance && d <= c.want+killAllowance, "%s: killed %.3f s after its SIGTERM (want %s, -%s +%s)", c.name, d.Seconds(), sec(c.want), sec(claims.ExitAllowance), sec(killAllowance))

@@ -20,6 +20,9 @@ type facts struct {
 	// DeletionTimestamp is the grace deadline the API server set (whole seconds).
 	Deleted           time.Time
 	DeletionTimestamp *time.Time
+	// DeletedOn is the clock that read Deleted; ServerNode the node whose
+	// clock stamps the workload's log lines and exit.
+	DeletedOn, ServerNode string
 	// Endpoint is the pod's "ip:port" as its EndpointSlice lists it.
 	Endpoint string
 	// Terminating is the first slice event after the delete with the pod's
@@ -93,12 +96,14 @@ func factsOf(rec *evidence.Record) []facts {
 		f := facts{v: v, Endpoint: endpoints[v.Name]}
 		for _, e := range rec.PodEvents {
 			if e.Name == v.Name && e.DeletionTimestamp != nil {
-				f.Deleted, f.DeletionTimestamp = e.ObservedAt, e.DeletionTimestamp
+				f.Deleted, f.DeletionTimestamp, f.DeletedOn = e.ObservedAt, e.DeletionTimestamp, evidence.ClockHost
+				f.ServerNode = e.NodeName
 				break
 			}
 		}
 		if a, ok := rec.Action("delete", v.Name); ok && a.Succeeded() && !f.Deleted.IsZero() {
-			f.Deleted = a.StartedAt
+			at := rec.ActionStamp(a)
+			f.Deleted, f.DeletedOn = at.Time, at.Clock
 		}
 		if !f.Deleted.IsZero() {
 			for i := range rec.EndpointSlices {
@@ -349,4 +354,11 @@ func (f facts) LongestGap(until time.Time) (time.Duration, int) {
 		gap = max(gap, until.Sub(prev))
 	}
 	return gap, n
+}
+
+// sinceDelete is the time from the delete to t, a time the server's node
+// read (its workload's log), on the host's clock: corrected by the measured
+// offsets, exact to their uncertainty.
+func (f facts) sinceDelete(rec *evidence.Record, t time.Time) evidence.Interval {
+	return rec.Between(evidence.Stamp{Time: f.Deleted, Clock: f.DeletedOn}, evidence.OnNode(f.ServerNode, t))
 }
