@@ -112,7 +112,7 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 	}
 	sort.Strings(nsNames)
 	for _, ns := range nsNames {
-		say("pods of an earlier run in %s still had finalizers: removed them from %s", ns, strings.Join(stuck[ns], ", "))
+		say("pods of an earlier run in %s still had finalizers: removed them from %s", ns, firstFew(stuck[ns]))
 	}
 
 	for _, ns := range stale {
@@ -222,4 +222,16 @@ func removeLeftoverNodes(ctx context.Context, client kubernetes.Interface, curre
 		repairs = append(repairs, fmt.Sprintf("%d node(s) of run %s were still there (it did not finish): deleted them (%s)", len(byRun[run]), run, strings.Join(byRun[run], ", ")))
 	}
 	return repairs, errors.Join(errs...)
+}
+
+// listedInFull is how many names a repair line lists: an interrupted
+// lab:scale leaves a thousand, and one line per thousand names is noise.
+const listedInFull = 5
+
+// firstFew joins the first names and counts the rest.
+func firstFew(names []string) string {
+	if len(names) <= listedInFull {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:listedInFull], ", "), len(names)-listedInFull)
 }
