@@ -104,6 +104,20 @@ func (x expectation) matches(e evidence.AuditEvent, target string, since time.Ti
 	return false
 }
 
+// errSkipped is what byOther and byOtherOnNode return when the participant
+// skipped the action: no error for the run (the claims that need the action
+// fail on their own), but the run must not book it as done: a kubelet whose
+// start was skipped is still stopped, and cleanup starts it.
+var errSkipped = errors.New("skipped by the participant")
+
+// unlessSkipped is err, with a skip counted as no error.
+func unlessSkipped(err error) error {
+	if errors.Is(err, errSkipped) {
+		return nil
+	}
+	return err
+}
+
 // byOther has the actor do an API action and records it from the API
 // server's audit log: the action's request and times are the server's.
 func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string, x expectation) error {
@@ -143,7 +157,7 @@ func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string
 			if skipped != nil && ctx.Err() == nil && wctx.Err() != nil {
 				r.Rec.Notef("the participant skipped %s of %s", kind, target)
 				r.Log.Warnf("skipped: %s of %s (the claims that need it will fail)", kind, target)
-				return nil
+				return errSkipped
 			}
 			return fmt.Errorf("%s of %s was not seen in the API server's audit log: %w", kind, target, err)
 		}
@@ -315,7 +329,8 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 		// select: a skip typed as the bound ran out is a skip.
 		if isClosed(skipped) {
 			r.Rec.Notef("the participant skipped %s on %s", kind, node)
-			return nil
+			r.Log.Warnf("skipped: %s on %s (the claims that need it will fail)", kind, node)
+			return errSkipped
 		}
 		if ended {
 			return fmt.Errorf("%s on %s was not seen on the node (kubelet %s): %w", kind, node, state, context.Cause(wctx))

@@ -163,7 +163,7 @@ func (r *Run) ForceDelete(ctx context.Context, pod string) error {
 func (r *Run) delete(ctx context.Context, kind, pod string, opts metav1.DeleteOptions, equivalent string) error {
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
 	if a := r.actorNow(); a != nil {
-		return r.byOther(ctx, a, kind, pod, equivalent, deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0))
+		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0)))
 	}
 	err := r.act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
 		return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts)
@@ -186,7 +186,7 @@ func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
 func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
 	if a := r.actorNow(); a != nil && kind == "remove-finalizers" {
-		return r.byOther(ctx, a, kind, pod, equivalent, removeFinalizersExpect)
+		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, removeFinalizersExpect))
 	}
 	err := r.act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
 		_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
@@ -204,7 +204,7 @@ func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 func (r *Run) DeleteNamespace(ctx context.Context) error {
 	equivalent := fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace)
 	if a := r.actorNow(); a != nil {
-		return r.byOther(ctx, a, "delete-namespace", r.Namespace, equivalent, deleteNamespaceExpect)
+		return unlessSkipped(r.byOther(ctx, a, "delete-namespace", r.Namespace, equivalent, deleteNamespaceExpect))
 	}
 	err := r.act("delete-namespace", r.Namespace, apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace}, equivalent, func() error {
 		return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
@@ -241,7 +241,7 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	}
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
 	if a := r.actorNow(); a != nil {
-		return r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter)
+		return unlessSkipped(r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter))
 	}
 	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
@@ -258,7 +258,8 @@ func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
 	if a := r.actorNow(); a != nil {
 		if err := r.byOtherOnNode(ctx, a, "start-kubelet", node, "docker exec "+node.String()+" systemctl start kubelet", 0); err != nil {
-			return err
+			// Skipped, the kubelet is still stopped: cleanup starts it.
+			return unlessSkipped(err)
 		}
 		r.mu.Lock()
 		delete(r.stoppedKubelet, node.String())
@@ -322,7 +323,7 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
 	if a := r.actorNow(); a != nil {
 		if err := r.byOther(ctx, a, "taint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), true)); err != nil {
-			return err
+			return unlessSkipped(err)
 		}
 		// The run's mark, so that a later run's repair finds the taint if this one is killed.
 		return markTainted(ctx, r.Env.Client, node, r.ID)
@@ -342,7 +343,8 @@ func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) 
 	equivalent := fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect)
 	if a := r.actorNow(); a != nil {
 		if err := r.byOther(ctx, a, "untaint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), false)); err != nil {
-			return err
+			// Skipped, the taint is still there: cleanup removes it.
+			return unlessSkipped(err)
 		}
 		r.mu.Lock()
 		delete(r.taintedNodes, node)
