@@ -167,8 +167,8 @@ func TrafficSVG(run Run, tp TrafficPicture) []byte {
 		// The window the deletion leaves open: from the stop to the rules' drop.
 		if !s.StoppedAccepting.IsZero() && !s.DroppedTo.IsZero() && s.StoppedAccepting.Before(s.DroppedTo) {
 			x0, x1 := x(s.StoppedAccepting), x(s.DroppedTo)
-			p(`<rect class="window" %s x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.10" stroke="%s" stroke-width="1.5" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
-				data(s.StoppedAccepting, s.DroppedTo), x0, laneTop(0)-2, math.Max(1, x1-x0), laneTop(lanesPerService)-laneTop(0), windowColour, windowColour,
+			p(`<rect class="window" data-service="%s" %s x="%.1f" y="%d" width="%.1f" height="%d" fill="%s" fill-opacity="0.10" stroke="%s" stroke-width="1.5" stroke-dasharray="4,2"><title>%s</title></rect>`+"\n",
+				esc(s.Name), data(s.StoppedAccepting, s.DroppedTo), x0, laneTop(0)-2, math.Max(1, x1-x0), laneTop(lanesPerService)-laneTop(0), windowColour, windowColour,
 				esc(fmt.Sprintf("%s: its process stopped accepting at %s; the client's node sent it new connections until %s at most", s.Name, rel(s.StoppedAccepting), rel(s.DroppedTo))))
 		}
 
