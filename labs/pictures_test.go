@@ -14,20 +14,30 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
 )
+
+// pictureChecks are, per lab, the check that its picture carries its
+// answer. Every lab has one (TestEveryLabHasAPictureCheck), and each is
+// shown to fail on a picture that lacks what it checks
+// (TestPictureChecksCatchAMissingAnswer).
+var pictureChecks = map[string]func(t checker, pic picture, rec *evidence.Record, decided []claims.Claim){
+	"statefulset": showsSplitBrain,
+	"orphan":      showsOrphan,
+	"scale":       showsAggregate,
+	"finalizer":   showsNoCrictlLaneOnFakeNodes,
+	"kwok":        showsNoCrictlLaneOnFakeNodes,
+	"graceful":    showsFailedRequestsInTheirWindows,
+	"sidecar":     showsShutdownOrder,
+	"stuck":       showsTerminatingPastNotReady,
+	"force":       showsObjectGoneContainerRunning,
+}
 
 // Each lab's picture shows its answer: the committed runs (the reference
 // run and the lab's testdata) are rendered with this code, and the shapes
 // that carry the answer are looked up by their classes and data- attributes.
 func TestEachLabsPictureShowsItsAnswer(t *testing.T) {
-	checks := map[string]func(t *testing.T, pic picture, rec *evidence.Record, decided []claims.Claim){
-		"statefulset": showsSplitBrain,
-		"orphan":      showsOrphan,
-		"scale":       showsAggregate,
-		"finalizer":   showsNoCrictlLaneOnFakeNodes,
-		"kwok":        showsNoCrictlLaneOnFakeNodes,
-	}
 	for _, d := range All {
 		dirs := []string{filepath.Join("..", "results", "reference", d.Name)}
 		testdata, _ := filepath.Glob(filepath.Join(d.Name, "testdata", "2*"))
@@ -37,25 +47,48 @@ func TestEachLabsPictureShowsItsAnswer(t *testing.T) {
 				if err != nil {
 					t.Skipf("no record: %v", err)
 				}
-				decided := d.Claims(rec)
-				sum, err := report.ReadSummary(dir)
-				if err != nil { // a testdata record keeps no summary.json
-					sum = &report.Summary{Lab: rec.Lab, RunID: rec.RunID, StartedAt: rec.StartedAt, FinishedAt: rec.EndedAt}
-				}
-				sum.Claims, sum.Verdict = decided, claims.Overall(decided)
-				pic := parse(t, report.SVG(d.ReportRun(*sum, rec, decided)))
-				if check := checks[d.Name]; check != nil {
-					check(t, pic, rec, decided)
-				}
+				run, decided := reportRun(t, d, dir, rec)
+				pictureChecks[d.Name](t, parse(t, report.SVG(run)), rec, decided)
 			})
 		}
 	}
 }
 
+func TestEveryLabHasAPictureCheck(t *testing.T) {
+	for _, d := range All {
+		if pictureChecks[d.Name] == nil {
+			t.Errorf("lab:%s has no check that its picture shows its answer", d.Name)
+		}
+	}
+}
+
+// reportRun is what the reports render for the run in dir, with its claims
+// decided anew from rec.
+func reportRun(t *testing.T, d lab.Definition, dir string, rec *evidence.Record) (report.Run, []claims.Claim) {
+	t.Helper()
+	decided := d.Claims(rec)
+	sum, err := report.ReadSummary(dir)
+	if err != nil { // a testdata record keeps no summary.json
+		sum = &report.Summary{Lab: rec.Lab, RunID: rec.RunID, StartedAt: rec.StartedAt, FinishedAt: rec.EndedAt}
+	}
+	sum.Claims, sum.Verdict = decided, claims.Overall(decided)
+	return d.ReportRun(*sum, rec, decided), decided
+}
+
+// checker is what a picture check reports to: *testing.T, or a probe that
+// collects what a check finds wrong with a picture made to lack its answer.
+type checker interface {
+	Helper()
+	Error(args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // showsSplitBrain: two incarnation lanes of one pod name whose running spans
 // overlap by the length crictl measured (± one pixel), the overlap outlined
 // and labelled with it, and the helper Deployment's pod not drawn.
-func showsSplitBrain(t *testing.T, pic picture, rec *evidence.Record, decided []claims.Claim) {
+func showsSplitBrain(t checker, pic picture, rec *evidence.Record, decided []claims.Claim) {
 	var running []element
 	for _, lane := range pic.all("lane-crictl") {
 		for _, s := range pic.inside(lane, "segment-running") {
@@ -138,7 +171,7 @@ func measuredOverlap(rec *evidence.Record, pod string) float64 {
 
 // showsOrphan: the container's running span goes on after its API object's
 // end, and the orphan band covers exactly that time.
-func showsOrphan(t *testing.T, pic picture, rec *evidence.Record, _ []claims.Claim) {
+func showsOrphan(t checker, pic picture, rec *evidence.Record, _ []claims.Claim) {
 	gone := pic.all("segment-gone")
 	running := pic.all("segment-running")
 	orphans := pic.all("orphan")
@@ -160,7 +193,7 @@ func showsOrphan(t *testing.T, pic picture, rec *evidence.Record, _ []claims.Cla
 
 // showsAggregate: counts by state, no per-pod lanes, the lab's actions and
 // the namespace gone as marks, the deletion rate.
-func showsAggregate(t *testing.T, pic picture, rec *evidence.Record, _ []claims.Claim) {
+func showsAggregate(t checker, pic picture, rec *evidence.Record, _ []claims.Claim) {
 	if !strings.Contains(pic.root.attr("class"), "aggregate") {
 		t.Fatal("a run of many pods is not drawn as an aggregate")
 	}
@@ -194,7 +227,7 @@ func showsAggregate(t *testing.T, pic picture, rec *evidence.Record, _ []claims.
 
 // showsNoCrictlLaneOnFakeNodes: a pod on a kwok fake node has one API lane
 // and no crictl lane.
-func showsNoCrictlLaneOnFakeNodes(t *testing.T, pic picture, rec *evidence.Record, _ []claims.Claim) {
+func showsNoCrictlLaneOnFakeNodes(t checker, pic picture, rec *evidence.Record, _ []claims.Claim) {
 	crictl := map[string]bool{}
 	for _, l := range pic.all("lane-crictl") {
 		crictl[l.attr("data-pod")] = true

@@ -61,10 +61,15 @@ func TestPaletteContrast(t *testing.T) {
 	for kind, ms := range markStyle {
 		check(kind+" mark", ms.colour, laneBackground)
 	}
-	for what, c := range map[string]string{"text": textColour, "quiet text": quietText, "orphan": orphanColour, "markers": markerColour, "lane border": laneBorder} {
+	for what, c := range map[string]string{"text": textColour, "quiet text": quietText, "orphan": orphanColour, "markers": markerColour, "lane border": laneBorder,
+		"moments": momentColour, "rules dropped hatch": droppedColour, "window band": windowColour} {
 		check(what, c, laneBackground)
 	}
 	check("marker numbers", "#ffffff", markerColour)
+	check("moment numbers", "#ffffff", momentColour)
+	for w, ws := range windowStyle {
+		check(w+" failed request", ws.fill, laneBackground)
+	}
 	// Meanings must not share a colour (kubelet stopped and the orphan band once did).
 	seen := map[string]string{orphanColour: "orphan"}
 	for kind, st := range kindStyle {
@@ -78,5 +83,11 @@ func TestPaletteContrast(t *testing.T) {
 			t.Errorf("%s and %s share the colour %s", kind, other, ms.colour)
 		}
 		seen[ms.colour] = kind
+	}
+	for w, ws := range windowStyle {
+		if other, dup := seen[ws.fill]; dup {
+			t.Errorf("%s and %s share the colour %s", w, other, ws.fill)
+		}
+		seen[ws.fill] = w
 	}
 }

@@ -11,6 +11,21 @@ import (
 type Section struct {
 	Title string `json:"title"`
 	Body  string `json:"body"`
+	// Traffic, if set, is the picture of this section's facts, and
+	// timeline.svg draws it in place of the pod lanes: a lab whose answer
+	// is about a Service's traffic (lab:graceful) builds it from the same
+	// facts as its claims and its table.
+	Traffic *TrafficPicture `json:"-"`
+}
+
+// Traffic is the traffic picture a section of the run carries, if any.
+func (r Run) Traffic() *TrafficPicture {
+	for _, s := range r.Sections {
+		if s.Traffic != nil {
+			return s.Traffic
+		}
+	}
+	return nil
 }
 
 func writeSections(b *strings.Builder, sections []Section) {

@@ -31,6 +31,14 @@ var kindStyle = map[string]style{
 	KindKubeletStopped: {"#212121", "#ffffff", false, "node: kubelet stopped"},
 	KindReady:          {"#00796b", "#ffffff", false, "node: Ready=True"},
 	KindNotReady:       {"#c2185b", "#ffffff", false, "node: NotReady"},
+	// The traffic picture's (TrafficSVG).
+	KindEndpointReady:       {"#283593", "#ffffff", false, "EndpointSlice: ready (new connections sent to it)"},
+	KindEndpointTerminating: {"#8c6d00", "#ffffff", false, "EndpointSlice: ready=false, terminating, serving"},
+	KindEndpointNotServing:  {"#ad1457", "#ffffff", false, "EndpointSlice: ready=false, not serving"},
+	KindEndpointRemoved:     {"#6d6d6d", "#ffffff", true, "EndpointSlice: the pod's endpoint removed"},
+	KindRulesForward:        {"#33691e", "#ffffff", false, "client node's rules forward new connections to the pod"},
+	KindRulesDropped:        {"#5c5c5c", "#ffffff", true, "client node's rules no longer forward to the pod"},
+	KindPreStop:             {"#4e342e", "#ffffff", false, "preStop hook running (dashed: not logged, its known length)"},
 }
 
 var legendOrder = []string{KindExists, KindDeleting, KindTerminated, KindGone, KindRunning, KindExited, KindRemoved, KindKubeletStopped, KindReady, KindNotReady}
@@ -54,6 +62,7 @@ const (
 	overlapColour  = "#4a148c"
 	writeColour    = "#1a1a1a"
 	markerColour   = "#333333"
+	momentColour   = "#0277bd" // the lab's own moments: numbered circles
 	gridColour     = "#e0e0e0" // grid lines only: decoration, not information
 )
 
@@ -77,7 +86,11 @@ func SVG(run Run) []byte {
 	if UseAggregate(run.Record) {
 		return AggregateSVG(run)
 	}
+	if tp := run.Traffic(); tp != nil {
+		return TrafficSVG(run, *tp)
+	}
 	tl := BuildTimeline(run.Record, run.Summary.Claims)
+	tl.AddMoments(run.Moments)
 	span := tl.End.Sub(tl.Start)
 	if span <= 0 {
 		span = time.Second
@@ -92,7 +105,7 @@ func SVG(run Run) []byte {
 	legend := usedLegend(tl)
 	legendTop := lanesBottom + 30
 	legendRows := (len(legend) + 1) / 2
-	actionLines := actionList(tl, clusters)
+	actionLines := append(actionList(tl, clusters), momentList(tl)...)
 	height := legendTop + 20*legendRows + 14 + 18*len(actionLines) + 16
 
 	var b strings.Builder
@@ -210,6 +223,23 @@ func SVG(run Run) []byte {
 		}
 	}
 
+	// The lab's moments: a numbered badge on the lower edge of their lane
+	// (clear of the marks above it), keyed below the legend.
+	for _, m := range tl.Moments {
+		px := x(m.At)
+		y0, y1 := topMargin-4, lanesBottom
+		cy := y1 + 8
+		if m.Lane >= 0 {
+			y0, y1 = laneY(m.Lane), laneY(m.Lane)+laneHeight
+			cy = y1
+		}
+		p(`<g class="moment" data-n="%d" data-kind="%s" data-pod="%s" data-container="%s" data-lane="%d" data-at="%.3f"><title>%s</title>`,
+			m.N, esc(m.Kind), esc(m.Pod), esc(m.Container), m.Lane, m.At.Sub(tl.Origin).Seconds(), esc(fmt.Sprintf("%d. %s: %s", m.N, axis(tl, m.At), m.Label)))
+		p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="%s" stroke-width="2"/>`, px, y0, px, y1, momentColour)
+		p(`<circle cx="%.1f" cy="%d" r="8" fill="%s" stroke="%s" stroke-width="1.5"/><text x="%.1f" y="%d" text-anchor="middle" font-size="10" font-weight="bold" fill="#ffffff">%d</text></g>`+"\n",
+			px, cy, momentColour, laneBackground, px, cy+4, m.N)
+	}
+
 	// Action markers, clustered.
 	for _, c := range clusters {
 		for _, i := range c.members {
@@ -277,6 +307,14 @@ func (l legendItem) swatch(x, y int) string {
 			x+3, y, writeColour, x+9, y+8, writeColour, x+13, y, writeColour)
 	case l.swatchOf == "overlap":
 		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="%s" fill-opacity="0.12" stroke="%s" stroke-width="2" stroke-dasharray="4,2"/>`, x, y, overlapColour, overlapColour)
+	case l.swatchOf == "dropped":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="url(#dropped)" stroke="%s"/>`, x, y, droppedColour)
+	case l.swatchOf == "window":
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="%s" fill-opacity="0.10" stroke="%s" stroke-width="1.5" stroke-dasharray="4,2"/>`, x, y, windowColour, windowColour)
+	case strings.HasPrefix(l.swatchOf, "window-"):
+		return fmt.Sprintf(`<rect x="%d" y="%d" width="6" height="14" fill="%s"/>`, x+5, y, windowStyle[strings.TrimPrefix(l.swatchOf, "window-")].fill)
+	case l.swatchOf == "moment":
+		return fmt.Sprintf(`<circle cx="%d" cy="%d" r="7" fill="%s"/>`, x+8, y+7, momentColour)
 	case l.swatchOf == "orphan":
 		return fmt.Sprintf(`<rect x="%d" y="%d" width="16" height="14" fill="url(#hatch)" stroke="%s" stroke-width="2"/>`, x, y, orphanColour)
 	default:
@@ -320,6 +358,18 @@ func usedLegend(tl Timeline) []legendItem {
 	}
 	if len(tl.Markers) > 0 {
 		out = append(out, legendItem{text: "the lab's requests and node commands (numbered below)", swatchOf: "marker"})
+	}
+	if len(tl.Moments) > 0 {
+		out = append(out, legendItem{text: "what the lab's record shows happened (numbered circles, below)", swatchOf: "moment"})
+	}
+	return out
+}
+
+// momentList is the key to the moments' badges, one line each.
+func momentList(tl Timeline) []string {
+	var out []string
+	for _, m := range tl.Moments {
+		out = append(out, fmt.Sprintf("(%d)  %s s:  %s", m.N, axisNumber(tl, m.At), m.Label))
 	}
 	return out
 }

@@ -68,6 +68,9 @@ type Lane struct {
 	Incarnation int
 	Kind        string // LaneAPI, LaneContainer or LaneNode
 	Node        string // the node a container lane's container ran on
+	// Container is a container lane's container name, as the pod's status
+	// reported it ("" when the status never named it).
+	Container string
 	// Fake: the pod ran on a kwok fake node, where no container exists.
 	Fake     bool
 	Label    string
@@ -96,10 +99,27 @@ type Band struct {
 // Seconds is the band's length.
 func (b Band) Seconds() float64 { return b.To.Sub(b.From).Seconds() }
 
-// Marker is an action of the lab, drawn as a numbered vertical line.
+// Marker is an action of the lab, drawn as a numbered vertical line, or a
+// moment the lab knows of (Run.Moments).
 type Marker struct {
 	At    time.Time
 	Label string
+	// Pod, for a moment, is the pod on whose lanes the lane picture draws it
+	// as a numbered badge: its container Container's crictl lane, or its API
+	// lane when Container is "". A moment without a pod is drawn across the
+	// picture (the aggregate draws every moment that way).
+	Pod, Container string
+	// Kind names what the moment is (the lab's own word, e.g. "exit"), for
+	// tests and browsers to tell the badges apart.
+	Kind string
+}
+
+// LaneMoment is a moment of the lab drawn as a numbered badge on a lane
+// (Lane: index into Timeline.Lanes, -1: across the picture). N numbers the
+// moments in the order the lab gave them.
+type LaneMoment struct {
+	Marker
+	Lane, N int
 }
 
 // Timeline is what the SVG and the report's picture show.
@@ -119,6 +139,25 @@ type Timeline struct {
 	// pod name ran at once (a StatefulSet's split brain). Each spans the
 	// lanes from the first container's to the second's.
 	Overlaps []Band
+	// Moments are the lab's own moments (Run.Moments), placed on lanes by
+	// AddMoments.
+	Moments []LaneMoment
+}
+
+// AddMoments places the lab's moments on the lanes they name.
+func (tl *Timeline) AddMoments(moments []Marker) {
+	for i, m := range moments {
+		lane := -1
+		if m.Pod != "" {
+			for j, l := range tl.Lanes {
+				if l.Pod == m.Pod && (m.Container == "" && l.Kind == LaneAPI || m.Container != "" && l.Kind == LaneContainer && l.Container == m.Container) {
+					lane = j
+					break
+				}
+			}
+		}
+		tl.Moments = append(tl.Moments, LaneMoment{Marker: m, Lane: lane, N: i + 1})
+	}
 }
 
 // BuildTimeline derives the lanes from the record: per incarnation (UID) of
@@ -214,11 +253,12 @@ func (tl *Timeline) addPod(rec *evidence.Record, pod string) {
 		for _, group := range inStatusOrder(byContainer(obs), order) {
 			ctr := containerLane(group, tl.End)
 			ctr.Pod, ctr.UID, ctr.Incarnation, ctr.Kind = pod, uid, api.Incarnation, LaneContainer
+			ctr.Container = named[shortID(group[0].ContainerID)]
 			ctr.Label = laneName(ctr) + ": crictl"
 			if len(named) > 1 {
 				// A pod of several containers (lab:sidecar's native
 				// sidecars): each lane names its container.
-				ctr.Label = laneName(ctr) + "/" + named[shortID(group[0].ContainerID)] + ": crictl"
+				ctr.Label = laneName(ctr) + "/" + ctr.Container + ": crictl"
 			}
 			if len(uids) > 1 {
 				// The incarnations ran on different nodes; the API lane above gives the UID.
@@ -577,6 +617,17 @@ func containerLane(obs []evidence.ContainerObservation, end time.Time) Lane {
 	if started == nil {
 		started = &obs[0].ObservedAt
 	}
+	label := "exited"
+	if finished == nil {
+		// The kubelet may remove an exited container before crictl looks
+		// (lab:sidecar's, within milliseconds): then the workload's own exit
+		// line, written as it exits, is when it stopped running.
+		for _, o := range obs {
+			if o.Log != nil && o.Log.ExitAt != nil {
+				finished, label = o.Log.ExitAt, "exited (its log)"
+			}
+		}
+	}
 	runTo := end
 	switch {
 	case finished != nil:
@@ -594,7 +645,6 @@ func containerLane(obs []evidence.ContainerObservation, end time.Time) Lane {
 		if removed != nil && removed.After(*finished) {
 			exitTo = *removed
 		}
-		label := "exited"
 		for _, o := range obs {
 			if o.ExitCode != nil {
 				label = fmt.Sprintf("exited %d", *o.ExitCode)

@@ -111,5 +111,5 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	}
 	body := fmt.Sprintf("Each row on its pod's own clock: seconds from its delete's arrival at the API server. The client's node is %s; it stopped forwarding to the pod between the later of the last read of its rules that still did (read every %s, each read a node command) and the last request the client's log shows sent to the pod, and the end of the first read that no longer did. The client sent a request to each Service every %s (exit-now's every %s), each on a new connection (%s).",
 		clientNode(rec), sec(readEvery), sec(requestEvery), sec(exitNowEvery), evidence.RequestsFile)
-	return []report.Section{{Title: "One timeline per variant", Body: body + "\n\n" + report.Table(header, rows)}}
+	return []report.Section{{Title: "One timeline per variant", Body: body + "\n\n" + report.Table(header, rows), Traffic: picture(rec, fs)}}
 }

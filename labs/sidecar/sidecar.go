@@ -107,10 +107,11 @@ var Definition = lab.Definition{
 		{Title: "read each container's SIGTERM and exit", Pod: podOrdered,
 			See: []string{"for id in $(docker exec {node} crictl ps -aq --label io.kubernetes.pod.namespace={ns}); do docker exec {node} crictl inspect -o go-template --template '{{.status.metadata.name}} exit={{.status.exitCode}} finished={{.status.finishedAt}}' $id; docker exec {node} crictl logs $id | grep -E 'signal|exit'; done"}},
 	},
-	Steps:  steps,
-	Claims: Claims,
-	Report: Report,
-	Answer: Answer,
+	Steps:   steps,
+	Claims:  Claims,
+	Report:  Report,
+	Moments: Moments,
+	Answer:  Answer,
 }
 
 // Run runs lab:sidecar on the cluster.

@@ -92,9 +92,10 @@ var Definition = lab.Definition{
 			Do:  []string{"kubectl taint node {node} node.kubernetes.io/out-of-service:NoExecute-", "docker exec {node} systemctl start kubelet", "docker exec {node} systemctl stop restore-kubelet.timer"},
 			See: []string{"docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"}},
 	},
-	Steps:  steps,
-	Claims: Claims,
-	Answer: Answer,
+	Steps:   steps,
+	Claims:  Claims,
+	Answer:  Answer,
+	Moments: Moments,
 }
 
 func steps(ctx context.Context, r *lab.Run) error {
