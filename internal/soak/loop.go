@@ -40,9 +40,6 @@ func Loop(ctx context.Context, o LoopOptions) (runs []Run, interrupted string) {
 	total := len(o.Labs) * o.Runs
 	for i := 1; i <= o.Runs; i++ {
 		for _, name := range o.Labs {
-			if ctx.Err() != nil {
-				return runs, fmt.Sprintf("after %d of %d runs: %v", len(runs), total, context.Cause(ctx))
-			}
 			began := time.Now()
 			s, err := o.Exec(ctx, name)
 			run := Run{Lab: name, Summary: s}
@@ -53,6 +50,9 @@ func Loop(ctx context.Context, o LoopOptions) (runs []Run, interrupted string) {
 			o.Log.Infof("%s", progressLine(name, i, o.Runs, run, time.Since(began)))
 			if o.Done != nil {
 				o.Done(runs)
+			}
+			if ctx.Err() != nil {
+				return runs, fmt.Sprintf("after %d of %d runs (the last one cut short): %v", len(runs), total, context.Cause(ctx))
 			}
 			if len(runs) < total && o.Between > 0 {
 				select {

@@ -126,7 +126,11 @@ func (r Report) Markdown() string {
 	}
 	p("\n%s", r.Source)
 	if !r.Started.IsZero() {
-		p(", %s – %s UTC", r.Started.UTC().Format("2006-01-02 15:04:05"), r.Finished.UTC().Format("15:04:05"))
+		end := r.Finished.UTC().Format("2006-01-02 15:04:05")
+		if r.Finished.UTC().Format("20060102") == r.Started.UTC().Format("20060102") {
+			end = r.Finished.UTC().Format("15:04:05")
+		}
+		p(", %s – %s UTC", r.Started.UTC().Format("2006-01-02 15:04:05"), end)
 	}
 	p(".\n")
 	if r.Interrupted != "" {

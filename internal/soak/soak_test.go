@@ -306,7 +306,7 @@ func TestLoop(t *testing.T) {
 	if len(runs) != 5 || runs[1].Summary != nil || runs[1].Err == "" || runs[2].Summary == nil {
 		t.Errorf("runs %+v", runs)
 	}
-	if !strings.Contains(interrupted, "after 5 of 6 runs") {
+	if !strings.Contains(interrupted, "after 5 of 6 runs (the last one cut short)") {
 		t.Errorf("interrupted %q", interrupted)
 	}
 	log := out.String()
