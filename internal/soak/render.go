@@ -51,11 +51,22 @@ func (l Lab) Answer() string {
 	}
 	var parts []string
 	if f := l.Flaky(); len(f) > 0 {
-		var names []string
+		// Claims that differ in the same runs are named together: one
+		// interrupted run fails several claims at once.
+		var groups []string
+		names := map[string][]string{}
 		for _, c := range f {
-			names = append(names, fmt.Sprintf("`%s` (%s)", c.ID, oddSummary(c)))
+			odd := oddSummary(c)
+			if _, ok := names[odd]; !ok {
+				groups = append(groups, odd)
+			}
+			names[odd] = append(names[odd], "`"+c.ID+"`")
 		}
-		parts = append(parts, "verdicts differ: "+strings.Join(names, ", "))
+		var texts []string
+		for _, odd := range groups {
+			texts = append(texts, fmt.Sprintf("%s (%s)", strings.Join(names[odd], ", "), odd))
+		}
+		parts = append(parts, "verdicts differ: "+strings.Join(texts, "; "))
 	}
 	if f := l.AlwaysFailing(); len(f) > 0 {
 		var names []string
@@ -69,6 +80,9 @@ func (l Lab) Answer() string {
 	}
 	if n := l.failedOnErrors(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed with no claim failing (run errors)", n))
+	}
+	if n := l.failedClaimsAndErrors(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of the runs with failed claims ended with a run error too (interrupted, a step failed: see below)", n))
 	}
 	if n := l.Verdicts[NoSummary]; n > 0 {
 		parts = append(parts, fmt.Sprintf("%d left no summary", n))
@@ -84,6 +98,19 @@ func (l Lab) failedOnErrors() int {
 	n := 0
 	for _, ref := range l.RunList {
 		if ref.Verdict == string(claims.Fail) && len(ref.FailedClaims) == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// failedClaimsAndErrors counts the runs in which claims failed and the run
+// itself reported errors: their failed claims may say more about the run than
+// about the claims.
+func (l Lab) failedClaimsAndErrors() int {
+	n := 0
+	for _, ref := range l.RunList {
+		if len(ref.FailedClaims) > 0 && len(ref.Errors) > 0 {
 			n++
 		}
 	}
@@ -218,7 +245,7 @@ func (r Report) labMarkdown(b *strings.Builder, l Lab) {
 	if f := l.Flaky(); len(f) > 0 {
 		p("\nVerdicts that differ between runs:\n\n")
 		for _, c := range f {
-			p("- `%s` (%s), %s:\n", c.ID, verdictText(c), cell(c.Statement))
+			p("- `%s` (%s) — %s\n", c.ID, verdictText(c), cell(c.Statement))
 			for _, o := range c.Odd {
 				p("  - %s in %s", o.Verdict, r.runLink(RunRef{RunID: o.RunID, Dir: l.dirOf(o.RunID)}))
 				if o.Reason != "" {

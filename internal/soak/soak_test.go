@@ -29,6 +29,7 @@ func TestPercentileNearestRank(t *testing.T) {
 		{"two values", []float64{1, 2}, 1, 2},
 		{"four values", []float64{4, 1, 3, 2}, 2, 4},
 		{"five values", []float64{5, 4, 3, 2, 1}, 3, 5},
+		{"twelve values", seq(1, 12), 6, 12}, // p95: rank ceil(11.4) = 12, not 11
 		{"twenty values", seq(1, 20), 10, 19},
 		{"twenty-one values", seq(1, 21), 11, 20},
 	} {
@@ -314,5 +315,24 @@ func TestLoop(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("progress lacks %q:\n%s", want, log)
 		}
+	}
+}
+
+// Claims failing in the same runs are named together, the runs once; a run
+// whose claims failed and which reported errors is said to have.
+func TestAnswerGroupsClaimsFailingInTheSameRuns(t *testing.T) {
+	pass := func(id string) claims.Claim { return claim(id, claims.Pass, nil, nil) }
+	fail := func(id string) claims.Claim { return claim(id, claims.Fail, nil, nil) }
+	interrupted := summary("orphan", 1, fail("orphan.a"), fail("orphan.b"), pass("orphan.c"))
+	interrupted.Errors = []string{"running the steps: interrupted"}
+	l := Build([]Run{
+		{Lab: "orphan", Summary: summary("orphan", 0, pass("orphan.a"), pass("orphan.b"), pass("orphan.c"))},
+		{Lab: "orphan", Summary: interrupted},
+		{Lab: "orphan", Summary: summary("orphan", 2, pass("orphan.a"), pass("orphan.b"), fail("orphan.c"))},
+	}).Labs[0]
+	want := "lab:orphan 1/3 runs pass: verdicts differ: `orphan.a`, `orphan.b` (fail in 1 of 3: " + interrupted.RunID + "); `orphan.c` (fail in 1 of 3: 20261204-060200-000c); " +
+		"1 of the runs with failed claims ended with a run error too (interrupted, a step failed: see below)"
+	if got := l.Answer(); got != want {
+		t.Errorf("answer\n%s\nwant\n%s", got, want)
 	}
 }
