@@ -318,19 +318,21 @@ func TestLoop(t *testing.T) {
 	}
 }
 
-// Claims failing in the same runs are named together, the runs once; a run
-// whose claims failed and which reported errors is said to have.
+// Claims failing in the same runs are named together, the runs once; a
+// claim only some runs could check is named apart; a run whose claims failed
+// and which reported errors is said to have.
 func TestAnswerGroupsClaimsFailingInTheSameRuns(t *testing.T) {
 	pass := func(id string) claims.Claim { return claim(id, claims.Pass, nil, nil) }
 	fail := func(id string) claims.Claim { return claim(id, claims.Fail, nil, nil) }
-	interrupted := summary("orphan", 1, fail("orphan.a"), fail("orphan.b"), pass("orphan.c"))
+	interrupted := summary("orphan", 1, fail("orphan.a"), fail("orphan.b"), pass("orphan.c"), pass("orphan.d"))
 	interrupted.Errors = []string{"running the steps: interrupted"}
 	l := Build([]Run{
-		{Lab: "orphan", Summary: summary("orphan", 0, pass("orphan.a"), pass("orphan.b"), pass("orphan.c"))},
+		{Lab: "orphan", Summary: summary("orphan", 0, pass("orphan.a"), pass("orphan.b"), pass("orphan.c"), pass("orphan.d"))},
 		{Lab: "orphan", Summary: interrupted},
-		{Lab: "orphan", Summary: summary("orphan", 2, pass("orphan.a"), pass("orphan.b"), fail("orphan.c"))},
+		{Lab: "orphan", Summary: summary("orphan", 2, pass("orphan.a"), pass("orphan.b"), fail("orphan.c"), claim("orphan.d", claims.NotChecked, nil, nil))},
 	}).Labs[0]
 	want := "lab:orphan 1/3 runs pass: verdicts differ: `orphan.a`, `orphan.b` (fail in 1 of 3: " + interrupted.RunID + "); `orphan.c` (fail in 1 of 3: 20261204-060200-000c); " +
+		"passed wherever checked: `orphan.d` (not checked in 1 of 3: 20261204-060200-000c); " +
 		"1 of the runs with failed claims ended with a run error too (interrupted, a step failed: see below)"
 	if got := l.Answer(); got != want {
 		t.Errorf("answer\n%s\nwant\n%s", got, want)
