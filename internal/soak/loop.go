@@ -40,6 +40,9 @@ func Loop(ctx context.Context, o LoopOptions) (runs []Run, interrupted string) {
 	total := len(o.Labs) * o.Runs
 	for i := 1; i <= o.Runs; i++ {
 		for _, name := range o.Labs {
+			if ctx.Err() != nil { // ended between two runs
+				return runs, fmt.Sprintf("after %d of %d runs: %v", len(runs), total, context.Cause(ctx))
+			}
 			began := time.Now()
 			s, err := o.Exec(ctx, name)
 			run := Run{Lab: name, Summary: s}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -336,5 +337,23 @@ func TestAnswerGroupsClaimsFailingInTheSameRuns(t *testing.T) {
 		"1 of the runs with failed claims ended with a run error too (interrupted, a step failed: see below)"
 	if got := l.Answer(); got != want {
 		t.Errorf("answer\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A soak ended between two runs starts no other.
+func TestLoopEndedBetweenRuns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	runs, interrupted := Loop(ctx, LoopOptions{
+		Labs: []string{"force"}, Runs: 3, Log: progress.New(io.Discard), Between: time.Hour,
+		Exec: func(ctx context.Context, lab string) (*report.Summary, error) {
+			calls++
+			return summary(lab, calls, claim(lab+".c", claims.Pass, nil, nil)), nil
+		},
+		Done: func([]Run) { time.AfterFunc(10*time.Millisecond, cancel) }, // in the pause
+	})
+	if calls != 1 || len(runs) != 1 || interrupted != "after 1 of 3 runs: context canceled" {
+		t.Errorf("%d calls, %d runs, interrupted %q: want one run, then the end", calls, len(runs), interrupted)
 	}
 }
