@@ -107,11 +107,11 @@ func Soak(ctx context.Context, w io.Writer, f SoakFlags) error {
 		byName[d.Name] = d
 		names = append(names, d.Name)
 	}
-	source := fmt.Sprintf("Run by `go tool mage soak -labs=%s -runs=%d`", strings.Join(names, ","), n)
+	cmdline := fmt.Sprintf("go tool mage soak -labs=%s -runs=%d", strings.Join(names, ","), n)
 	if by != lab.ByTermlab {
-		source = strings.TrimSuffix(source, "`") + " -by=" + by + "`"
+		cmdline += " -by=" + by
 	}
-	source += fmt.Sprintf(" on cluster %s, one run at a time in rounds", env.Name)
+	source := fmt.Sprintf("Run by `%s` on cluster %s, one run at a time in rounds", cmdline, env.Name)
 	log.Infof("soak: %d runs each of %s, in rounds; results in %s", n, "lab:"+strings.Join(names, ", lab:"), outDir)
 	write := func(runs []soak.Run, interrupted string) soak.Report {
 		r := soak.Build(runs)
