@@ -73,15 +73,29 @@ func Find(patterns []string) ([]string, error) {
 	return out, nil
 }
 
-// Read reads the run folders' summaries. A folder that cannot be read, or
-// that holds a run already read from another folder (a reference is a copy
-// of a run), is skipped and said in skipped.
-func Read(dirs []string) (runs []Run, skipped []string) {
+// Read reads the run folders' summaries, of the labs named in only (all when
+// only is empty). A folder that cannot be read, holds no lab run (a diagnose
+// report has a summary.json too), or holds a run already read from another
+// folder (a reference is a copy of a run) is skipped and said in skipped;
+// folders of labs not asked for are left out silently.
+func Read(dirs []string, only ...string) (runs []Run, skipped []string) {
+	want := map[string]bool{}
+	for _, l := range only {
+		want[l] = true
+	}
 	first := map[string]string{}
 	for _, dir := range dirs {
 		s, err := report.ReadSummary(dir)
-		if err != nil {
+		switch {
+		case err != nil:
 			skipped = append(skipped, err.Error())
+			continue
+		case s.Lab == "" || s.RunID == "":
+			if len(want) == 0 {
+				skipped = append(skipped, fmt.Sprintf("%s: not a lab run (its %s names no lab or run id)", dir, report.SummaryFile))
+			}
+			continue
+		case len(want) > 0 && !want[s.Lab]:
 			continue
 		}
 		key := s.Lab + "/" + s.RunID

@@ -266,13 +266,20 @@ func TestFindAndRead(t *testing.T) {
 	if _, err := Find([]string{filepath.Join(root, "nothing")}); err == nil {
 		t.Error("a pattern that names nothing is not an error")
 	}
+	write(filepath.Join(root, "diagnose", "20261204-060000-held"), &report.Summary{}) // a diagnose report: no lab, no run id
+	write(filepath.Join(root, "diagnose", "20261204-060100-held"), &report.Summary{})
+	write(filepath.Join(root, "finalizer", "20261204-060500-0000"), summary("finalizer", 5, claim("finalizer.c", claims.Pass, nil, nil)))
 	dirs, err = Find([]string{root})
-	if err != nil || len(dirs) != 4 {
-		t.Fatalf("Find(root) = %v, %v: want 3 runs and the reference", dirs, err)
+	if err != nil || len(dirs) != 7 {
+		t.Fatalf("Find(root) = %v, %v: want 4 runs, the reference and 2 diagnose folders", dirs, err)
 	}
 	got, skipped := Read(dirs)
-	if len(got) != 3 || len(skipped) != 1 || !strings.Contains(skipped[0], "already counted") {
-		t.Errorf("Read: %d runs, skipped %v: want 3 and the reference copy skipped", len(got), skipped)
+	if len(got) != 4 || len(skipped) != 3 || !strings.Contains(strings.Join(skipped, "\n"), "already counted") || !strings.Contains(skipped[0], "not a lab run") {
+		t.Errorf("Read: %d runs, skipped %v: want 4, the reference copy and the diagnose folders skipped", len(got), skipped)
+	}
+	got, skipped = Read(dirs, "force")
+	if len(got) != 3 || len(skipped) != 1 {
+		t.Errorf("Read(force): %d runs, skipped %v: want 3 and the reference copy skipped", len(got), skipped)
 	}
 	if l := Build(got).Labs[0]; l.Runs != 3 || !l.Claims[0].Differs {
 		t.Errorf("runs read back: %+v", l)

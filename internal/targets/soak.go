@@ -150,20 +150,13 @@ func soakFrom(w io.Writer, from, labList, outDir string) error {
 	if err != nil {
 		return err
 	}
-	runs, skipped := soak.Read(dirs)
+	var only []string
 	if labList != "" {
-		keep := map[string]bool{}
 		for _, n := range strings.Split(labList, ",") {
-			keep[strings.TrimPrefix(strings.TrimSpace(n), "lab:")] = true
+			only = append(only, strings.TrimPrefix(strings.TrimSpace(n), "lab:"))
 		}
-		var kept []soak.Run
-		for _, r := range runs {
-			if keep[r.Lab] {
-				kept = append(kept, r)
-			}
-		}
-		runs = kept
 	}
+	runs, skipped := soak.Read(dirs, only...)
 	r := soak.Build(runs)
 	r.Source = fmt.Sprintf("Counted from %d run folder(s) under `-from=%s`", len(runs), from)
 	if labList != "" {
