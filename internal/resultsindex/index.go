@@ -22,6 +22,10 @@ const File = "index.md"
 // referenceDir is results/reference/<lab>/ (see internal/compare).
 const referenceDir = "reference"
 
+// tableDirs hold tables over runs, not runs: results/matrix/<time>/ and
+// results/soak/<time>/ (their own matrix.md, soak.md link the runs).
+var tableDirs = map[string]bool{"matrix": true, "soak": true}
+
 // Entry is one run folder.
 type Entry struct {
 	Lab   string
@@ -48,7 +52,7 @@ func Collect(resultsDir string) ([]Entry, error) {
 	}
 	var out []Entry
 	for _, l := range labs {
-		if !l.IsDir() {
+		if !l.IsDir() || tableDirs[l.Name()] {
 			continue
 		}
 		labDir := filepath.Join(resultsDir, l.Name())

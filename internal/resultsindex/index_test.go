@@ -50,6 +50,14 @@ func TestWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(results, "README.md"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, table := range []string{"soak/20261202T120000Z/soak.md", "matrix/20261202T120000Z/matrix.md"} { // tables over runs, not runs
+		if err := os.MkdirAll(filepath.Join(results, filepath.Dir(table)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(results, table), []byte("# table\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	p, err := Write(results)
 	if err != nil {
@@ -67,6 +75,9 @@ func TestWrite(t *testing.T) {
 		"## Reference runs",
 		"| 20261201-090000-0000 | finalizer | 2026-12-01 09:16:14 | 50s | pass | 2/2 |",
 		"[report.md](reference/finalizer/report.md)",
+	}
+	if strings.Contains(got, "20261202T120000Z") {
+		t.Errorf("index.md lists a soak or matrix folder as a run:\n%s", got)
 	}
 	at := 0
 	for _, w := range wantInOrder {
