@@ -138,7 +138,10 @@ func TestClientLogsEveryRequest(t *testing.T) {
 			t.Errorf("backend %q", q.Backend)
 		}
 	}
-	if counts["up/ok"] < counts["down/refused"]*3/2 || counts["down/refused"] < 5 || len(l.Requests) != counts["up/ok"]+counts["down/refused"] {
+	// Counts only: how many requests a 5 ms and a 10 ms period fit into
+	// 200 ms depends on the machine's load (16 to 12 was seen at a load of
+	// 20), and parseClientConfig's test checks the periods themselves.
+	if counts["up/ok"] < 2 || counts["down/refused"] < 2 || len(l.Requests) != counts["up/ok"]+counts["down/refused"] {
 		t.Errorf("outcomes %v", counts)
 	}
 	sigs <- syscall.SIGTERM
@@ -149,6 +152,10 @@ func TestParseClientConfig(t *testing.T) {
 		if _, err := parseClientConfig(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+	cfg, err := parseClientConfig([]string{"--every=10ms", "up@5ms=http://a/", "down=http://b/"})
+	if err != nil || len(cfg.Targets) != 2 || cfg.Targets[0].Every != 5*time.Millisecond || cfg.Targets[1].Every != 10*time.Millisecond {
+		t.Errorf("per-target periods: %+v, %v", cfg, err)
 	}
 	if _, err := parseServeConfig([]string{"--on-term=maybe"}); err == nil || !strings.Contains(err.Error(), "maybe") {
 		t.Errorf("bad --on-term: %v", err)
