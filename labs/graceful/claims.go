@@ -129,8 +129,8 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 
 func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	f := byName(fs, "exit-now")
-	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, and at one every %s about half are the pod's: several are in flight at any moment) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node).",
-		windowInFlight, sec(answerAfter), sec(exitNowEvery), windowUnreachable))
+	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, longer than the client's node can be ahead of the kubelet, and at one every %s about half are the pod's: many are in flight at its SIGTERM) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node).",
+		windowInFlight, sec(exitNowAnswerAfter), sec(exitNowEvery), windowUnreachable))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}

@@ -107,6 +107,22 @@ var variants = []variant{
 // node's rule update.
 const answerAfter = 200 * time.Millisecond
 
+// exitNowAnswerAfter is exit-now's: longer than the client's node can be
+// ahead of the kubelet, so requests are in flight at its SIGTERM even when
+// the rule change comes first. The kubelet's SIGTERM came up to 2.2 s after
+// a delete on this machine (bounds.go), the rule change no sooner than
+// 0.3 s; with 200 ms a script's run saw the rules change 0.4 s before the
+// SIGTERM and no request fail (2026-12-04). Under the client's 5 s timeout (manifests/pods/graceful-client.yaml).
+const exitNowAnswerAfter = 2 * time.Second
+
+// answerAfter is how long the variant's server takes for each request.
+func (v variant) answerAfter() time.Duration {
+	if v.Name == "exit-now" {
+		return exitNowAnswerAfter
+	}
+	return answerAfter
+}
+
 // The client's schedule (manifests/pods/graceful-client.yaml: the timeout).
 const (
 	// requestEvery is each Service's period; exitNowEvery exit-now's, five
@@ -566,7 +582,7 @@ func (v variant) pod(p *corev1.Pod) error {
 		case strings.HasPrefix(a, "--on-term="):
 			c.Args[i] = "--on-term=" + v.OnTerm
 		case strings.HasPrefix(a, "--answer-after="):
-			c.Args[i] = "--answer-after=" + answerAfter.String()
+			c.Args[i] = "--answer-after=" + v.answerAfter().String()
 		}
 	}
 	switch v.PreStop {
