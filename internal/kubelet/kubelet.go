@@ -217,3 +217,36 @@ func run(ctx context.Context, node Node, argv ...string) error {
 	}
 	return nil
 }
+
+// ChangedAt is when systemd on the node last had the kubelet's unit enter
+// the active state (active) or the inactive one: the moment a person's or a
+// script's `systemctl start|stop kubelet` took effect, on the node's clock,
+// to the microsecond. termlab sees that change only at its next look, up to
+// a look's length later on a loaded machine.
+func ChangedAt(ctx context.Context, node Node, active bool) (time.Time, error) {
+	prop := "InactiveEnterTimestamp"
+	if active {
+		prop = "ActiveEnterTimestamp"
+	}
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, "systemctl", "show", "kubelet", "-p", prop, "--timestamp=us+utc")
+	cmd.SetStdout(&out)
+	if err := cmd.Run(); err != nil {
+		return time.Time{}, fmt.Errorf("asking systemd on %s when the kubelet's unit changed: %w", node, err)
+	}
+	return parseUnitTimestamp(prop, out.String())
+}
+
+// parseUnitTimestamp reads `systemctl show -p P --timestamp=us+utc`:
+// "P=Fri 2026-12-04 05:36:04.214553 UTC".
+func parseUnitTimestamp(prop, out string) (time.Time, error) {
+	v, ok := strings.CutPrefix(strings.TrimSpace(out), prop+"=")
+	if !ok || v == "" {
+		return time.Time{}, fmt.Errorf("systemd gave no %s: %q", prop, out)
+	}
+	t, err := time.Parse("Mon 2006-01-02 15:04:05.999999 MST", v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading systemd's %s %q: %w", prop, v, err)
+	}
+	return t.UTC(), nil
+}

@@ -315,8 +315,16 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 		scancel()
 		at := time.Now().UTC()
 		if err == nil && (state == "active") != stop {
-			req, _ := json.Marshal(map[string]any{"node": node.String(), "seen": "systemctl is-active kubelet: " + state, "from": "the node"})
-			act := r.Rec.Recorded(evidence.Action{Kind: kind, Target: node.String(), Request: req, Equivalent: command, StartedAt: lastBefore, FinishedAt: at})
+			seen := map[string]any{"node": node.String(), "seen": "systemctl is-active kubelet: " + state, "from": "the node"}
+			// Between two looks the change is known only to their interval
+			// (seconds, on a loaded machine); systemd knows its moment.
+			from, to := lastBefore, at
+			if changed, ok := r.unitChangedAt(ctx, node, !stop, lastBefore, at); ok {
+				from, to = changed, changed
+				seen["systemd"] = fmt.Sprintf("the unit entered %s at %s (node clock); termlab's looks bracketed it between %s and %s", state, changed.Format(time.RFC3339Nano), lastBefore.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+			}
+			req, _ := json.Marshal(seen)
+			act := r.Rec.Recorded(evidence.Action{Kind: kind, Target: node.String(), Request: req, Equivalent: command, StartedAt: from, FinishedAt: to})
 			r.emit(Event{Kind: ActionSent, Step: act.Step, Action: &act})
 			a.done(r, "the kubelet on "+node.String()+" is "+state)
 			if !stop {
@@ -564,4 +572,16 @@ func markTainted(ctx context.Context, client kubernetes.Interface, node, runID s
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TaintedByAnnotation, runID)
 	_, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	return err
+}
+
+// unitChangedAt is systemd's time of the kubelet unit's change, when it lies
+// between termlab's two looks (give or take the node clock's second of
+// slack): a time outside them is an earlier change, not this one.
+func (r *Run) unitChangedAt(ctx context.Context, node cluster.Node, active bool, after, before time.Time) (time.Time, bool) {
+	const slack = time.Second
+	t, err := kubelet.ChangedAt(ctx, node, active)
+	if err != nil || t.Before(after.Add(-slack)) || t.After(before.Add(slack)) {
+		return time.Time{}, false
+	}
+	return t, true
 }
