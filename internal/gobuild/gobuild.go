@@ -191,6 +191,9 @@ type Record struct {
 	CPUs     int      `json:"cpus"`
 	OutDir   string   `json:"out_dir"`
 	Binaries []Binary `json:"binaries"`
+	// PID is the process that asked for the build: the journal is shared
+	// by every termlab process on the machine, and a measurement counts its own.
+	PID int `json:"pid,omitempty"`
 }
 
 // Result is what Build did.
@@ -297,7 +300,7 @@ func (b *Builder) Build(ctx context.Context, r Recipe, outDir string) (res Resul
 		}
 		return Result{Record: rec, Built: built}, nil
 	}
-	base := Record{Recipe: r.Name, Version: r.Version, Key: key, Toolchain: tc, CPUs: runtime.NumCPU(), OutDir: outDir}
+	base := Record{Recipe: r.Name, Version: r.Version, Key: key, Toolchain: tc, CPUs: runtime.NumCPU(), OutDir: outDir, PID: os.Getpid()}
 
 	if stamp, bins, ok := cached(outDir, key, r.Binaries()); ok {
 		log.Infof("%s: cached in %s (key %.12s, built %s in %.0fs)", r, outDir, key, stamp.Started.Format(time.RFC3339), stamp.DurationSeconds)

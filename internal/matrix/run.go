@@ -281,7 +281,8 @@ func buildsSince(t time.Time) []Build {
 	var out []Build
 	readLines(filepath.Join(root, "builds.jsonl"), func(line []byte) {
 		var r gobuild.Record
-		if json.Unmarshal(line, &r) != nil || r.Started.Before(t) {
+		// Another process's builds (a lab run beside the matrix) are not this release's.
+		if json.Unmarshal(line, &r) != nil || r.Started.Before(t) || r.PID != 0 && r.PID != os.Getpid() {
 			return
 		}
 		b := Build{Name: r.Recipe, Version: r.Version, Cached: r.Cached, Seconds: r.DurationSeconds}
@@ -302,6 +303,7 @@ func buildsSince(t time.Time) []Build {
 			Cached   bool      `json:"cached"`
 			Seconds  float64   `json:"duration_seconds"`
 			Finished time.Time `json:"finished_at"`
+			PID      int       `json:"pid"`
 		}
 		if json.Unmarshal(line, &r) != nil {
 			return
@@ -309,7 +311,7 @@ func buildsSince(t time.Time) []Build {
 		if !r.Cached {
 			builtIn[r.Name+" "+r.Key] = r.Seconds
 		}
-		if r.Finished.Before(t) {
+		if r.Finished.Before(t) || r.PID != 0 && r.PID != os.Getpid() {
 			return
 		}
 		out = append(out, Build{Name: r.Name, Cached: r.Cached, Seconds: r.Seconds, BuiltSeconds: builtIn[r.Name+" "+r.Key]})

@@ -182,10 +182,15 @@ type BuildRecord struct {
 	Cached          bool      `json:"cached"`
 	DurationSeconds float64   `json:"duration_seconds"`
 	FinishedAt      time.Time `json:"finished_at"`
+	// PID is the process that asked: the journal is the machine's.
+	PID int `json:"pid,omitempty"`
 }
 
 // AppendRecord appends a build record to cacheDir/image-builds.jsonl (read by the measurement target).
 func AppendRecord(cacheDir string, r BuildRecord) {
+	if r.PID == 0 {
+		r.PID = os.Getpid()
+	}
 	f, err := os.OpenFile(filepath.Join(cacheDir, "image-builds.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return
