@@ -339,27 +339,7 @@ func SelectLabs(all []lab.Definition, list string) ([]lab.Definition, error) {
 	if strings.TrimSpace(list) == "" {
 		list = DefaultLabs
 	}
-	byName := map[string]lab.Definition{}
-	var known []string
-	for _, d := range all {
-		byName[d.Name] = d
-		known = append(known, d.Name)
-	}
-	var out []lab.Definition
-	seen := map[string]bool{}
-	for _, n := range strings.Split(list, ",") {
-		n = strings.TrimPrefix(strings.TrimSpace(n), "lab:")
-		if n == "" || seen[n] {
-			continue
-		}
-		d, ok := byName[n]
-		if !ok {
-			return nil, fmt.Errorf("no lab %q (labs: %s)", n, strings.Join(known, ", "))
-		}
-		seen[n] = true
-		out = append(out, d)
-	}
-	return out, nil
+	return lab.Select(all, list)
 }
 
 // DefaultLabs are the labs of a matrix without -labs.

@@ -210,23 +210,9 @@ func soakLabs(list string) ([]lab.Definition, error) {
 		}
 		return out, nil
 	}
-	var out []lab.Definition
-	seen := map[string]bool{}
-	for _, n := range strings.Split(list, ",") {
-		n = strings.TrimPrefix(strings.TrimSpace(n), "lab:")
-		if n == "" || seen[n] {
-			continue
-		}
-		d, ok := labs.ByName(n)
-		if !ok {
-			var known []string
-			for _, d := range labs.All {
-				known = append(known, d.Name)
-			}
-			return nil, fmt.Errorf("soak: no lab %q (labs: %s)", n, strings.Join(known, ", "))
-		}
-		seen[n] = true
-		out = append(out, d)
+	ds, err := lab.Select(labs.All, list)
+	if err != nil {
+		return nil, fmt.Errorf("soak: %w", err)
 	}
-	return out, nil
+	return ds, nil
 }
