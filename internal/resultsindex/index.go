@@ -244,10 +244,28 @@ func verdictOf(e Entry) string {
 // answerOf is the run's answer; runs recorded before summary.json kept it
 // point to their report.
 func answerOf(e Entry) string {
-	if e.Summary != nil && e.Summary.Answer != "" {
-		return e.Summary.Answer
+	if e.Summary == nil || e.Summary.Answer == "" {
+		return "in the report"
 	}
-	return "in the report"
+	return proseOf(e.Summary.Answer)
+}
+
+// proseOf is an answer's text before its first table (lab:graceful answers
+// with a variant table): an index row holds a sentence, the report the table.
+func proseOf(answer string) string {
+	var prose []string
+	for _, l := range strings.Split(answer, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "|") {
+			if len(prose) == 0 {
+				return "a table, in the report"
+			}
+			return strings.Join(prose, " ") + " (the table is in the report)"
+		}
+		if t := strings.TrimSpace(l); t != "" {
+			prose = append(prose, t)
+		}
+	}
+	return strings.Join(prose, " ")
 }
 
 func link(dir, file, text string) string { return fmt.Sprintf("[%s](%s/%s)", text, dir, file) }
