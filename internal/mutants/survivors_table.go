@@ -53,6 +53,11 @@ const (
 	latExit  = "equivalent: within the spread measured here, a workload's exit after its SIGTERM is a latency: 0–0.070 s (p50 0.007 s) over 41 values in 31 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
 	latStop  = "equivalent: within the spread measured here, the stop after a delete is the kubelet's reaction plus the exit, latencies: 0.046–2.208 s (p50 0.081 s) over 41 values in 31 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
 	latKwok  = "equivalent: within the spread measured here, kwok's controller reacting to a delete is a latency: 0.027–0.559 s (p50 0.126 s) over 30 values in 13 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
+	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
+	sidecarPodEvents  = "equivalent: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
+	sidecarKubeEvents = "equivalent: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
+	sidecarOtherLook  = "equivalent: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
+	sidecarLatency    = "equivalent: within the spread measured here, the kubelet's reaction to an exit or to the grace period's end is a latency: sidecar-b's SIGTERM after app's exit 0.28–1.00 s, sidecar-a's after sidecar-b's exit 0.26–1.03 s, the Killing events' spread 0.010–0.077 s, the sidecars' SIGTERM after app's kill −0.50–0.04 s (10 runs); ×2 or ×0.5 of this run's value lies inside it"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -349,6 +354,35 @@ var Survivors = map[string][]Reason{
 		{"drop pod event 52 (MODIFIED plain-kubelet)", kwokNextShows},
 		{"drop pod event 53 (MODIFIED finalizer-kubelet)", kwokNextShows},
 		{"watch gap in the pods watch over step 0 (check kwok: a Ready controller and fake nodes, and every stage set installed)", kwokSetup},
+	},
+	"sidecar": {
+		{"watch gap in the events watch *", gapKubeEvents},
+		{"watch gap in the nodes watch *", noNodes},
+		{"drop node event *", noNodes},
+		{"watch gap in the pods watch *", sidecarPodEvents},
+		{"drop pod event *", sidecarPodEvents},
+		{"swap pod events *", sidecarPodEvents},
+		{"flip state pod event *", sidecarPodEvents},
+		{"drop kube event * (Scheduled *)", sidecarKubeEvents},
+		{"drop kube event * (Pulled *)", sidecarKubeEvents},
+		{"drop kube event * (Created *)", sidecarKubeEvents},
+		{"drop kube event * (Started *)", sidecarKubeEvents},
+		{"drop kube event * (Killing Pod/sidecars-overrun)", sidecarKubeEvents},
+		{"flip state crictl look * step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"stretch ×2 sidecar.sidecars_after_main sidecar_b_sigterm_after_main_exit_seconds (Containers[8].Log.SignalAt)", sidecarLatency},
+		{"stretch ×2 sidecar.reverse_start_order sidecar_a_sigterm_after_sidecar_b_exit_seconds (Containers[10].Log.SignalAt)", sidecarLatency},
+		{"stretch ×2 sidecar.prestop_with_main stopping_spread_seconds (KubeEvents[22].ObservedAt)", sidecarLatency},
+		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_a_sigterm_after_main_killed_seconds (Containers[11].Log.SignalAt)", sidecarLatency},
+		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_b_sigterm_after_main_killed_seconds (Containers[9].Log.SignalAt)", sidecarLatency},
+		{"shrink ×0.5 sidecar.sidecars_after_main sidecar_b_sigterm_after_main_exit_seconds (Containers[8].Log.SignalAt)", sidecarLatency},
+		{"shrink ×0.5 sidecar.reverse_start_order sidecar_a_sigterm_after_sidecar_b_exit_seconds (Containers[10].Log.SignalAt)", sidecarLatency},
+		{"shrink ×0.5 sidecar.prestop_with_main stopping_spread_seconds (KubeEvents[22].ObservedAt)", sidecarLatency},
+		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_a_sigterm_after_main_killed_seconds (Containers[11].Log.SignalAt)", sidecarLatency},
+		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_b_sigterm_after_main_killed_seconds (Containers[9].Log.SignalAt)", sidecarLatency},
+		{"flip state crictl look 6 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
+		{"flip state crictl look 8 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
+		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
+		{"flip state crictl look 11 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 	},
 	"scale": {
 		{"watch gap in the events watch *", gapKubeEvents},
