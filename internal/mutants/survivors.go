@@ -14,9 +14,7 @@ type Reason struct {
 // Unreviewed are labs whose surviving mutants have no written reasons yet,
 // each with why: their survivors are printed, not failed on, and their
 // floor still holds. A lab leaves this list when its reasons are written.
-var Unreviewed = map[string]string{
-	"graceful": "added on 2026-12-04 in parallel with the mutants; its claims rest mostly on the client's requests, EndpointSlices and kube-proxy rules, which no operator mutates yet (issue #23)",
-}
+var Unreviewed = map[string]string{}
 
 // Floors are the committed mutation scores (killed / total, rounded down):
 // a lab's score may not drop below its floor. Raise one when a claim kills

@@ -58,6 +58,11 @@ const (
 	sidecarKubeEvents = "equivalent: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
 	sidecarOtherLook  = "equivalent: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	sidecarLatency    = "equivalent: within the spread measured here, the kubelet's reaction to an exit or to the grace period's end is a latency: sidecar-b's SIGTERM after app's exit 0.28–1.00 s, sidecar-a's after sidecar-b's exit 0.26–1.03 s, the Killing events' spread 0.010–0.077 s, the sidecars' SIGTERM after app's kill −0.50–0.04 s (10 runs); ×2 or ×0.5 of this run's value lies inside it"
+	// lab:graceful.
+	gracefulPodEvents = "equivalent: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
+	gracefulPodsGap   = "equivalent: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
+	gracefulTaskExit  = "equivalent: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
+	gracefulExitCode  = "missing claim: no claim states that a variant that exits or drains on SIGTERM ends with exit code 0 (only the ignoring variants' 137 is claimed): a kill would pass as long as its time fits"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -354,6 +359,20 @@ var Survivors = map[string][]Reason{
 		{"drop pod event 52 (MODIFIED plain-kubelet)", kwokNextShows},
 		{"drop pod event 53 (MODIFIED finalizer-kubelet)", kwokNextShows},
 		{"watch gap in the pods watch over step 0 (check kwok: a Ready controller and fake nodes, and every stage set installed)", kwokSetup},
+	},
+	"graceful": {
+		{"watch gap in the events watch *", gapKubeEvents},
+		{"watch gap in the nodes watch *", noNodes},
+		{"drop node event *", noNodes},
+		{"drop kube event *", noKubeEvents},
+		{"watch gap in the pods watch *", gracefulPodsGap},
+		{"drop pod event *", gracefulPodEvents},
+		{"swap pod events *", gracefulPodEvents},
+		{"flip state pod event *", gracefulPodEvents},
+		{"flip state crictl look * CONTAINER_EXITED→CONTAINER_RUNNING", gracefulTaskExit},
+		{"exit code of pod exit-now's container *", gracefulExitCode},
+		{"exit code of pod exec-sleep's container *", gracefulExitCode},
+		{"exit code of pod native-sleep's container *", gracefulExitCode},
 	},
 	"sidecar": {
 		{"watch gap in the events watch *", gapKubeEvents},
