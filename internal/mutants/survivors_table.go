@@ -62,7 +62,6 @@ const (
 	gracefulPodEvents = "equivalent: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
 	gracefulPodsGap   = "equivalent: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
 	gracefulTaskExit  = "equivalent: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
-	gracefulExitCode  = "missing claim: no claim states that a variant that exits or drains on SIGTERM ends with exit code 0 (only the ignoring variants' 137 is claimed): a kill would pass as long as its time fits"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -370,9 +369,6 @@ var Survivors = map[string][]Reason{
 		{"swap pod events *", gracefulPodEvents},
 		{"flip state pod event *", gracefulPodEvents},
 		{"flip state crictl look * CONTAINER_EXITED→CONTAINER_RUNNING", gracefulTaskExit},
-		{"exit code of pod exit-now's container *", gracefulExitCode},
-		{"exit code of pod exec-sleep's container *", gracefulExitCode},
-		{"exit code of pod native-sleep's container *", gracefulExitCode},
 	},
 	"sidecar": {
 		{"watch gap in the events watch *", gapKubeEvents},

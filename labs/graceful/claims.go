@@ -129,7 +129,7 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 
 func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	f := byName(fs, "exit-now")
-	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, longer than the client's node can be ahead of the kubelet, and at one every %s about half are the pod's: many are in flight at its SIGTERM) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node).",
+	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, longer than the client's node can be ahead of the kubelet, and at one every %s about half are the pod's: many are in flight at its SIGTERM) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node). The program ended itself: exit code 0, not a kill.",
 		windowInFlight, sec(exitNowAnswerAfter), sec(exitNowEvery), windowUnreachable))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
@@ -156,6 +156,7 @@ func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	}
 	k.Observe("outcomes", outcomes)
 	k.Require(len(failed) > 0, "no request to exit-now failed because of its deletion (%d sent)", len(f.Requests))
+	k.exitedByItself(f)
 	for _, q := range failed {
 		if w := f.Window(q); !explained(w) {
 			k.Require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
@@ -240,7 +241,7 @@ func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
 }
 
 func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
-	k := newCheck(idSigtermAfterPreStop, fmt.Sprintf("The kubelet runs the preStop first and sends SIGTERM only when it is over. exec-sleep: the hook logged its start within %s of the delete (the kubelet's sync), its end %s later, and the SIGTERM within %s after that end; the process exited after the hook ended. native-sleep (no process to log): the SIGTERM came %s to %s after the delete, the sleep plus the kubelet's sync.",
+	k := newCheck(idSigtermAfterPreStop, fmt.Sprintf("The kubelet runs the preStop first and sends SIGTERM only when it is over. exec-sleep: the hook logged its start within %s of the delete (the kubelet's sync), its end %s later, and the SIGTERM within %s after that end; the process exited after the hook ended. native-sleep (no process to log): the SIGTERM came %s to %s after the delete, the sleep plus the kubelet's sync. Both programs ended themselves on it: exit code 0, not a kill.",
 		sec(claims.KubeletSyncAllowance), sec(preStopSleep), sec(hookReturnWithin), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance)))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
@@ -264,6 +265,7 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 				k.Observe("exec_exit_from", how)
 				k.Require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
 			}
+			k.exitedByItself(ex)
 		}
 	}
 	nat := byName(fs, "native-sleep")
@@ -278,6 +280,7 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 				exitIv := nat.sinceDelete(rec, exit)
 				k.Require(k.WithinClocks(exitIv, preStopSleep-clockSlack, claims.NoUpperBound, "native-sleep's exit after the delete"), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exitIv.D.Seconds())
 			}
+			k.exitedByItself(nat)
 		}
 	}
 	return k.Done()
@@ -357,4 +360,17 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// exitedByItself requires the variant's process, which exits or drains on
+// SIGTERM, to have ended with exit code 0 (crictl or containerd): a kill
+// (137, 143) at the same moment would otherwise pass for its own exit.
+func (k *check) exitedByItself(f facts) {
+	_, code, from, ok := f.ExitAt()
+	if !k.Require(ok, "%s: neither crictl nor containerd's events showed its exit code", f.v.Name) {
+		return
+	}
+	k.Cite(from)
+	k.Observe(f.v.Name+"_exit_code", code)
+	k.Require(code == 0, "%s: exit code %d, want 0: it ends itself on SIGTERM", f.v.Name, code)
 }

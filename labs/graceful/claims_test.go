@@ -76,6 +76,22 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 		}, []string{idSigtermAfterPreStop}},
+		{"exit-now and exec-sleep were killed at their SIGTERM instead of ending themselves", func(t *testing.T, rec *evidence.Record) {
+			for _, name := range []string{"exit-now", "exec-sleep"} {
+				f := victimFacts(t, rec, name)
+				for i := range rec.TaskExits {
+					if rec.TaskExits[i].ContainerID == f.ContainerID {
+						rec.TaskExits[i].ExitStatus = 137
+					}
+				}
+				for i := range rec.Containers {
+					if rec.Containers[i].Pod == name && rec.Containers[i].ExitCode != nil {
+						killed := int32(137)
+						rec.Containers[i].ExitCode = &killed
+					}
+				}
+			}
+		}, []string{idNoPreStopFails, idSigtermAfterPreStop}},
 		{"the client's node keeps a stale endpoint", func(t *testing.T, rec *evidence.Record) {
 			f := victimFacts(t, rec, "native-sleep")
 			svc := servicePort(rec.Namespace, "native-sleep")
