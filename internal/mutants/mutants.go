@@ -6,9 +6,11 @@
 //
 // The operators: each timing a claim vouches for (Claim.Tolerances)
 // stretched ×2 and shrunk ×0.5 by moving its later end; a watch event
-// dropped; two adjacent watch events of one object swapped; a container
-// state flipped (running ↔ exited); an exit code changed among 0, 137 and
-// 143; a watch gap over a step. Everything is derived from the record alone,
+// dropped (pods, nodes, Kubernetes Events, EndpointSlices); two adjacent
+// watch events of one object swapped; a container state flipped (running ↔
+// exited); a client's request flipped (a failure answered, every failure
+// of a target answered, an answer refused); an exit code changed among 0,
+// 137 and 143; a watch gap over a step. Everything is derived from the record alone,
 // in the record's order, so the same record gives the same mutants.
 package mutants
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/workloadlog"
 )
 
 // dropMutants each leave one watch event out: of a pod, of a node's Ready
@@ -33,6 +34,69 @@ func dropMutants(rec *evidence.Record) []Mutant {
 	for i, e := range rec.KubeEvents {
 		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s kube event %d (%s %s)", OpDrop, i, e.Reason, e.Object),
 			func(r *evidence.Record) { r.KubeEvents = slices.Delete(r.KubeEvents, i, i+1) }})
+	}
+	for i, e := range rec.EndpointSlices {
+		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s endpointslice event %d (%s %s)", OpDrop, i, e.Type, e.Service),
+			func(r *evidence.Record) { r.EndpointSlices = slices.Delete(r.EndpointSlices, i, i+1) }})
+	}
+	return out
+}
+
+// requestTargets are the targets of the record's requests, in first-seen order.
+func requestTargets(rec *evidence.Record) []string {
+	var out []string
+	for _, q := range rec.Requests {
+		if !slices.Contains(out, q.Target) {
+			out = append(out, q.Target)
+		}
+	}
+	return out
+}
+
+// requestFlips turn, per target, its first failed request into an answered
+// one, every failed request into answered ones, and the answered request
+// halfway through its requests into a refused one: a failure hidden, all of
+// them hidden, and one the deletion did not cause.
+func requestFlips(rec *evidence.Record) []Mutant {
+	var out []Mutant
+	for _, target := range requestTargets(rec) {
+		var ok []int
+		firstFailed := -1
+		for i, q := range rec.Requests {
+			switch {
+			case q.Target != target:
+			case q.Failed() && firstFailed < 0:
+				firstFailed = i
+			case !q.Failed():
+				ok = append(ok, i)
+			}
+		}
+		flip := func(i int, to string) {
+			q := rec.Requests[i]
+			out = append(out, Mutant{OpFlip, fmt.Sprintf("%s request %d (%s seq %d) %s→%s", OpFlip, i, target, q.Seq, q.Outcome, to),
+				func(r *evidence.Record) {
+					r.Requests[i].Outcome = to
+					if to != workloadlog.OutcomeOK {
+						r.Requests[i].Backend = ""
+					}
+				}})
+		}
+		if firstFailed >= 0 {
+			flip(firstFailed, workloadlog.OutcomeOK)
+			// Every failure of the target answered: what a deletion cost,
+			// gone from the client's log.
+			out = append(out, Mutant{OpFlip, fmt.Sprintf("%s every failed request to %s →ok", OpFlip, target),
+				func(r *evidence.Record) {
+					for i := range r.Requests {
+						if r.Requests[i].Target == target && r.Requests[i].Failed() {
+							r.Requests[i].Outcome = workloadlog.OutcomeOK
+						}
+					}
+				}})
+		}
+		if len(ok) > 0 {
+			flip(ok[len(ok)/2], workloadlog.OutcomeRefused)
+		}
 	}
 	return out
 }
@@ -125,7 +189,7 @@ func adjacentPairs(n int, object func(i int) string) [][2]int {
 // container that is made exited gets an exit (code 0, at the observation);
 // an exited one made running loses it.
 func flipMutants(rec *evidence.Record) []Mutant {
-	var out []Mutant
+	out := requestFlips(rec)
 	for i, o := range rec.Containers {
 		var to string
 		switch o.State {

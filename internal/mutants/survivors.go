@@ -28,5 +28,5 @@ var Floors = map[string]float64{
 	"kwok":        0.51,
 	"scale":       0.37,
 	"sidecar":     0.13,
-	"graceful":    0.06,
+	"graceful":    0.11,
 }

@@ -59,9 +59,12 @@ const (
 	sidecarOtherLook  = "equivalent: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	sidecarLatency    = "equivalent: within the spread measured here, the kubelet's reaction to an exit or to the grace period's end is a latency: sidecar-b's SIGTERM after app's exit 0.28–1.00 s, sidecar-a's after sidecar-b's exit 0.26–1.03 s, the Killing events' spread 0.010–0.077 s, the sidecars' SIGTERM after app's kill −0.50–0.04 s (10 runs); ×2 or ×0.5 of this run's value lies inside it"
 	// lab:graceful.
-	gracefulPodEvents = "equivalent: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
-	gracefulPodsGap   = "equivalent: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
-	gracefulTaskExit  = "equivalent: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
+	gracefulPodEvents    = "equivalent: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
+	gracefulPodsGap      = "equivalent: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
+	gracefulSliceBefore  = "equivalent: a slice event before the delete (the slice made empty, the steady pod joining, the variant's pod joining): the claims read the slice from the delete on, and the pod's address is in every later event that lists it"
+	gracefulSliceRemoved = "equivalent: the endpoint leaving the slice after it was terminating: no claim states when it leaves; where connections go is read from the client node's rules directly"
+	gracefulOneFailure   = "equivalent: one failure fewer of exit-now's: the claim states that requests fail and that each lies in a named window, not how many fail"
+	gracefulTaskExit     = "equivalent: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -369,6 +372,18 @@ var Survivors = map[string][]Reason{
 		{"swap pod events *", gracefulPodEvents},
 		{"flip state pod event *", gracefulPodEvents},
 		{"flip state crictl look * CONTAINER_EXITED→CONTAINER_RUNNING", gracefulTaskExit},
+		{"drop endpointslice event * (ADDED *)", gracefulSliceBefore},
+		{"drop endpointslice event 5 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 7 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 8 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 10 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 11 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 12 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 14 (*)", gracefulSliceBefore},
+		{"drop endpointslice event 20 (*)", gracefulSliceRemoved},
+		{"drop endpointslice event 22 (*)", gracefulSliceRemoved},
+		{"drop endpointslice event 23 (*)", gracefulSliceRemoved},
+		{"flip state request 586 (exit-now seq 331) refused→ok", gracefulOneFailure},
 	},
 	"sidecar": {
 		{"watch gap in the events watch *", gapKubeEvents},
