@@ -121,6 +121,11 @@ type AuditFilter struct {
 	Namespace string
 	// Nodes are the nodes whose changes (not their status) the run cares about.
 	Nodes []string
+	// RunID, if set, also keeps every request on an object whose namespace
+	// or name holds it, subresources included: a lab's own namespaces and
+	// cluster-scoped objects, named with the run's id (lab:namespace).
+	// Nodes are left to Nodes: lab:scale's fake nodes carry the id too.
+	RunID string
 }
 
 // Keep reports whether the event touched the run's objects.
@@ -129,6 +134,8 @@ func (f AuditFilter) Keep(e AuditEvent) bool {
 	case f.Namespace != "" && e.Namespace == f.Namespace:
 		return true
 	case e.Resource == "namespaces" && e.Name == f.Namespace && e.Subresource == "":
+		return true
+	case f.RunID != "" && e.Resource != "nodes" && (strings.Contains(e.Namespace, f.RunID) || strings.Contains(e.Name, f.RunID)):
 		return true
 	case e.Resource == "nodes" && e.Subresource == "":
 		for _, n := range f.Nodes {

@@ -35,6 +35,9 @@ func Load(dir string) (*Record, error) {
 	if err := readLines(filepath.Join(dir, RequestsFile), &rec.Requests); err != nil {
 		return nil, err
 	}
+	if err := readLines(filepath.Join(dir, NamespacesFile), &rec.NamespaceEvents); err != nil {
+		return nil, err
+	}
 	if err := readLines(filepath.Join(dir, AuditFile), &rec.Audit); err != nil {
 		return nil, err
 	}

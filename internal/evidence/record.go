@@ -93,6 +93,9 @@ type Record struct {
 	RequestReads []RequestsRead `json:"request_reads,omitempty"`
 	// TaskExits are containerd's exit events of containers on a node (lab:graceful).
 	TaskExits []TaskExit `json:"task_exits,omitempty"`
+	// NamespaceEvents are the watch events on the namespaces labelled with
+	// the run's id (namespaces.jsonl), for a lab that asks for that watch.
+	NamespaceEvents []NamespaceEvent `json:"-"`
 }
 
 // PodList is one LIST of the run's pods: when, why, at which

@@ -69,7 +69,7 @@ func (r *Recorder) followLog(ctx context.Context, node Node, path string, nodes 
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", evidence.AuditFile, err)
 	}
-	a := &auditReader{node: node, path: path, filter: evidence.AuditFilter{Namespace: r.cfg.Namespace, Nodes: nodes},
+	a := &auditReader{node: node, path: path, filter: evidence.AuditFilter{Namespace: r.cfg.Namespace, Nodes: nodes, RunID: r.auditRunID()},
 		inode: inode, offset: size, file: f, stop: make(chan struct{}), done: make(chan struct{})}
 	r.mu.Lock()
 	r.audit = a
@@ -292,4 +292,13 @@ func (r *Recorder) Recorded(a evidence.Action) evidence.Action {
 	r.appendLine(evidence.ActionsFile, a)
 	r.broadcast()
 	return a
+}
+
+// auditRunID is the run id the audit filter keeps objects by: only for a
+// lab that watches namespaces of its own (Config.NamespaceSelector).
+func (r *Recorder) auditRunID() string {
+	if r.cfg.NamespaceSelector == "" {
+		return ""
+	}
+	return r.cfg.RunID
 }

@@ -42,6 +42,11 @@ type Config struct {
 	// EndpointSlices also watches the namespace's EndpointSlices
 	// (endpointslices.jsonl), for a lab about a Service's endpoints.
 	EndpointSlices bool
+	// NamespaceSelector, if set, also watches the namespaces it selects
+	// (namespaces.jsonl), and the audit log keeps every request on an
+	// object named with RunID (evidence.AuditFilter.RunID): a lab about
+	// deleting namespaces of its own (lab:namespace).
+	NamespaceSelector string
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -94,6 +99,9 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 	files := recordedFiles
 	if cfg.EndpointSlices {
 		files = append(append([]string(nil), files...), evidence.EndpointSlicesFile)
+	}
+	if cfg.NamespaceSelector != "" {
+		files = append(append([]string(nil), files...), evidence.NamespacesFile)
 	}
 	for _, name := range files {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
@@ -154,6 +162,54 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 		r.addNode(string(ev.Type), o, at)
 	case *discoveryv1.EndpointSlice:
 		r.addEndpointSlice(string(ev.Type), o, at)
+	case *corev1.Namespace:
+		r.addNamespace(string(ev.Type), o, at)
+	}
+}
+
+// addNamespace records one watch event on a namespace of the run.
+func (r *Recorder) addNamespace(typ string, ns *corev1.Namespace, at time.Time) {
+	e := evidence.NamespaceEvent{ObservedAt: at, Type: typ, Name: ns.Name, ResourceVersion: ns.ResourceVersion, Phase: string(ns.Status.Phase)}
+	if ns.DeletionTimestamp != nil {
+		t := ns.DeletionTimestamp.UTC()
+		e.DeletionTimestamp = &t
+	}
+	for _, f := range ns.Spec.Finalizers {
+		e.Finalizers = append(e.Finalizers, string(f))
+	}
+	for _, c := range ns.Status.Conditions {
+		nc := evidence.NamespaceCondition{Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		if !c.LastTransitionTime.IsZero() {
+			t := c.LastTransitionTime.UTC()
+			nc.LastTransitionTime = &t
+		}
+		e.Conditions = append(e.Conditions, nc)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.NamespaceEvents = append(r.rec.NamespaceEvents, e)
+	r.appendLine(evidence.NamespacesFile, e)
+	r.broadcast()
+}
+
+// WaitNamespace blocks until a recorded event of the namespace satisfies
+// cond (events recorded before the call count), or ctx ends.
+func (r *Recorder) WaitNamespace(ctx context.Context, name, what string, cond func(evidence.NamespaceEvent) bool) (evidence.NamespaceEvent, error) {
+	for {
+		ended := ctx.Err() != nil
+		r.mu.Lock()
+		for _, e := range r.rec.NamespaceEvents {
+			if e.Name == name && cond(e) {
+				r.mu.Unlock()
+				return e, nil
+			}
+		}
+		changed := r.changed
+		r.mu.Unlock()
+		if ended {
+			return evidence.NamespaceEvent{}, fmt.Errorf("waiting for namespace %s to %s: %w", name, what, context.Cause(ctx))
+		}
+		waitChanged(ctx, changed)
 	}
 }
 

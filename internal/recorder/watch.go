@@ -101,6 +101,23 @@ func (r *Recorder) sources() []watchSource {
 			},
 		})
 	}
+	if sel := r.cfg.NamespaceSelector; sel != "" {
+		nss := r.cfg.Client.CoreV1().Namespaces()
+		sources = append(sources, watchSource{
+			name: evidence.WatchNamespaces, what: "namespaces " + sel,
+			list: func(ctx context.Context) ([]runtime.Object, string, error) {
+				l, err := nss.List(ctx, metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					return nil, "", err
+				}
+				return objects(l.Items), l.ResourceVersion, nil
+			},
+			watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = sel
+				return nss.Watch(ctx, o)
+			},
+		})
+	}
 	return sources
 }
 
