@@ -90,6 +90,9 @@ type expectation struct {
 	// check says what is wrong with a request of the right verb on the right
 	// object ("" when it is the one the step wants).
 	check func(evidence.AuditEvent) string
+	// path is the request's path as the record keeps it ("": the pod's,
+	// the namespace's or the node's, by resource).
+	path string
 }
 
 func (x expectation) matches(e evidence.AuditEvent, target string, since time.Time) bool {
@@ -181,7 +184,7 @@ func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string
 			}
 			return fmt.Errorf("%s of %s: the API server answered %d", kind, target, e.Code)
 		}
-		r.recordFromAudit(kind, target, command, e)
+		r.recordFromAudit(kind, target, command, e, x.path)
 		a.done(r, describeRequest(e))
 		return nil
 	}
@@ -213,13 +216,15 @@ func describeRequest(e evidence.AuditEvent) string {
 }
 
 // recordFromAudit records the action as the API server received it.
-func (r *Run) recordFromAudit(kind, target, command string, e evidence.AuditEvent) {
-	path := "/api/v1/nodes/" + target
-	switch e.Resource {
-	case "pods":
+func (r *Run) recordFromAudit(kind, target, command string, e evidence.AuditEvent, path string) {
+	switch {
+	case path != "":
+	case e.Resource == "pods":
 		path = r.podsPath(target)
-	case "namespaces":
+	case e.Resource == "namespaces":
 		path = "/api/v1/namespaces/" + target
+	default:
+		path = "/api/v1/nodes/" + target
 	}
 	body := map[string]any{}
 	if e.GracePeriodSeconds != nil {

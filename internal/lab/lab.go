@@ -149,6 +149,11 @@ type Uses struct {
 	NeedsNodeAccess bool
 	// EndpointSlices: the recorder also watches the run's EndpointSlices.
 	EndpointSlices bool
+	// Namespaces: the lab makes namespaces and cluster-scoped objects of its
+	// own, named and labelled with the run's id; the recorder watches those
+	// namespaces and keeps the audit log's requests on anything named with
+	// the id. Repair removes what a killed run left of them (repair_objects.go).
+	Namespaces bool
 }
 
 // HandStep is one step of a lab as a person would do it by hand. Commands
@@ -241,6 +246,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
 		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0, EndpointSlices: def.Uses.EndpointSlices,
+		NamespaceSelector: namespaceSelector(def, id),
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -482,6 +488,14 @@ func withFaultNode(env *cluster.Env, def Definition) *cluster.Env {
 	i := min(def.Uses.Worker, len(rest))
 	c.Workers = append(append(append(c.Workers, rest[:i]...), fault), rest[i:]...)
 	return &c
+}
+
+// namespaceSelector selects the run's namespaces, for a lab that makes its own.
+func namespaceSelector(def Definition, id string) string {
+	if !def.Uses.Namespaces {
+		return ""
+	}
+	return RunIDLabel + "=" + id
 }
 
 func workerNames(env *cluster.Env) []string {

@@ -69,6 +69,14 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		errs = append(errs, err)
 	}
 
+	objects, err := removeLeftoverObjects(ctx, env, currentRunID)
+	for _, line := range objects {
+		say("%s", line)
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+
 	core := env.Client.CoreV1()
 	nsList, err := core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
 	if err != nil {
