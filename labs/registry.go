@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	"github.com/termlab/termlab/labs/graceful"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
+	namespacelab "github.com/termlab/termlab/labs/namespace"
 	"github.com/termlab/termlab/labs/orphan"
 	"github.com/termlab/termlab/labs/scale"
 	"github.com/termlab/termlab/labs/sidecar"
@@ -29,6 +30,7 @@ var All = []lab.Definition{
 	kwoklab.Definition,
 	sidecar.Definition,
 	scale.Definition,
+	namespacelab.Definition,
 }
 
 // ByName returns the registered lab with the name.

@@ -61,6 +61,11 @@ func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by
 	return targets.LabScale(ctx, nodes, pods, finalizers, stageset, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
 }
 
+// Namespace runs lab:namespace: namespaces held by an unavailable APIService, an orphaned custom resource and a claim in use, each found from the namespace's conditions and released the right way.
+func (Lab) Namespace(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool) error {
+	return targets.Lab(ctx, "namespace", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess})
+}
+
 // All runs every lab of the registry (labs/registry.go) in order; it takes every lab's flags (-by, -kubeconfig, -context, -nodeaccess, -allownodefaults).
 func (Lab) All(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string) error {
 	return targets.LabAll(ctx, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, AllowNodeFaults: allownodefaults})

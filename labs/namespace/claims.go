@@ -1,0 +1,410 @@
+package namespace
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/evidence"
+)
+
+// Claim ids, as the answer names them.
+const (
+	idAPIHolds     = "namespace.apiservice_discovery_failure_holds"
+	idAPIFrees     = "namespace.apiservice_release_frees_it"
+	idOrphanHolds  = "namespace.orphan_finalizer_holds"
+	idOrphanFrees  = "namespace.orphan_release_frees_it"
+	idClaimHeld    = "namespace.claim_kept_while_pod_uses_it"
+	idPodsFirst    = "namespace.pods_first_then_the_claim"
+	namespacesFile = evidence.NamespacesFile
+	auditFile      = evidence.AuditFile
+	actionsFile    = evidence.ActionsFile
+	eventsFile     = evidence.EventsFile
+)
+
+// Bounds of the claims, each from the mechanism: the namespace controller
+// of k8s.io/kubernetes v1.37.2, pkg/controller/namespace.
+const (
+	// controllerDelay: the controller takes a namespace whose
+	// deletionTimestamp it sees only 5 s later (namespaceDeletionGracePeriod,
+	// enqueueNamespace's AddAfter), "to allow HA api servers to observe".
+	controllerDelay = 5 * time.Second
+	// passAllowance bounds one pass of the namespace controller over a
+	// namespace (discovery of every group, a DELETE and a LIST per resource
+	// type: about 60 types here) and the watch event of the status it writes.
+	passAllowance = 3 * time.Second
+	// heldWithin bounds, from the namespace's delete, the watch event whose
+	// conditions name the cause: the 5 s delay and the first pass.
+	heldWithin = controllerDelay + passAllowance
+	// failureBaseDelay and failureMaxDelay are the namespace queue's rate
+	// limiter for a failed pass (nsControllerRateLimiter): 5 ms doubling per
+	// failure, at most 60 s. A failing discovery fails every pass, so each
+	// delay is the sum of all earlier ones plus 5 ms: the retry after a
+	// release comes at most as long after it as the failures had lasted
+	// until then (the namespace's delete to the release), plus a pass.
+	failureBaseDelay = 5 * time.Millisecond
+	failureMaxDelay  = 60 * time.Second
+	// finalizerEstimate is what the controller assumes for content that
+	// stays because of a finalizer (finalizerEstimateSeconds, 15 s); it
+	// looks again after estimate/2+1 s: 8 s. Nothing else wakes it: the
+	// custom resource's removal is no event of the namespace's.
+	finalizerEstimate = 15 * time.Second
+	orphanRequeue     = 8 * time.Second // 15/2+1, in the controller's whole seconds
+	// podGrace is the pod's terminationGracePeriodSeconds: the controller's
+	// estimate while the pod is there; it looks again after grace/2+1 s.
+	podGrace   = 10 * time.Second
+	podRequeue = podGrace/2 + time.Second
+	// claimGoneWithin bounds the PVC protection controller's removal of its
+	// finalizer after the pod that used the claim is gone: it acts on the
+	// pod's deletion in the sync that event triggers, with no period
+	// (pkg/controller/volume/pvcprotection).
+	claimGoneWithin = claims.ControllerSyncAllowance + claims.WatchAllowance
+	// podsFirstGoneWithin bounds the namespace's end after its pod's
+	// DELETED: the controller's look after the pod's estimate (grace/2+1),
+	// one more after the finalizer estimate should the claim still carry
+	// its finalizer at that look (estimate/2+1), and a pass each.
+	podsFirstGoneWithin = podRequeue + orphanRequeue + 2*passAllowance
+)
+
+// Claims decides lab:namespace's claims from the record.
+func Claims(rec *evidence.Record) []claims.Claim {
+	return []claims.Claim{
+		apiHolds(rec), apiFrees(rec),
+		orphanHolds(rec), orphanFrees(rec),
+		claimHeld(rec), podsFirst(rec),
+	}
+}
+
+// hold is one namespace's deletion as the record has it.
+type hold struct {
+	ns      string
+	deleted *time.Time // the delete (the action's start, or the audit log's time by -by)
+	release *time.Time // the release action
+	shown   *evidence.NamespaceEvent
+	gone    *evidence.NamespaceEvent
+	goneAt  time.Time
+}
+
+// holdOf reads the namespace's delete and release actions and its events:
+// the first event after the delete whose conditions show the cause, and its
+// DELETED.
+func holdOf(rec *evidence.Record, ns, releaseKind string, shows func(evidence.NamespaceEvent) bool) hold {
+	h := hold{ns: ns}
+	if a, ok := rec.Action("delete-namespace", ns); ok && a.Succeeded() {
+		t := a.StartedAt
+		h.deleted = &t
+	}
+	for _, a := range rec.Actions {
+		if releaseKind != "" && a.Kind == releaseKind && a.Succeeded() {
+			t := a.StartedAt
+			h.release = &t
+			break
+		}
+	}
+	for _, e := range rec.NamespaceEventsFor(ns) {
+		e := e
+		if e.Type == "DELETED" && h.gone == nil {
+			h.gone, h.goneAt = &e, e.ObservedAt
+		}
+		if h.shown == nil && e.Type != "DELETED" && h.deleted != nil && !e.ObservedAt.Before(*h.deleted) && shows(e) {
+			h.shown = &e
+		}
+	}
+	return h
+}
+
+func secs(d time.Duration) float64 { return float64(d.Round(time.Millisecond)) / float64(time.Second) }
+
+// heldClaim decides that the namespace showed the cause within heldWithin
+// of its delete and stayed until the release.
+func (h hold) require(b *claims.Builder, cause string) bool {
+	switch {
+	case h.deleted == nil:
+		b.Require(false, "no successful delete of namespace %s is recorded", h.ns)
+		return false
+	case h.shown == nil:
+		b.Require(false, "after its delete, no watch event of namespace %s had conditions naming %s", h.ns, cause)
+		return false
+	case h.release == nil:
+		b.Require(false, "no release of namespace %s is recorded", h.ns)
+		return false
+	}
+	shownAfter := h.shown.ObservedAt.Sub(*h.deleted)
+	b.Observe("conditions_after_delete_seconds", secs(shownAfter))
+	b.Require(shownAfter <= heldWithin, "namespace %s showed %s %s after its delete, later than %s (the controller's 5 s delay and a pass)", h.ns, cause, claims.InSeconds(shownAfter), claims.InSeconds(heldWithin))
+	b.Require(h.shown.ObservedAt.Before(*h.release), "namespace %s showed %s only after the release", h.ns, cause)
+	b.Observe("held_until_release_seconds", secs(h.release.Sub(*h.deleted)))
+	if h.gone != nil {
+		b.Require(!h.goneAt.Before(*h.release), "namespace %s was gone (DELETED) %s before the release: nothing held it", h.ns, claims.InSeconds(h.release.Sub(h.goneAt)))
+	}
+	return true
+}
+
+// finalizedByController decides that the namespace went the right way: its
+// own finalizer removed by the namespace controller (namespaces/finalize),
+// after the release, and no person or script touched its finalizers.
+func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, release time.Time) {
+	if len(rec.Audit) == 0 {
+		b.NotChecked("not checked: the run has no audit log, which says who finalized the namespace")
+		return
+	}
+	b.Cite(auditFile)
+	var finalized *evidence.AuditEvent
+	for _, e := range rec.Audit {
+		if e.Resource != "namespaces" || e.Name != ns {
+			continue
+		}
+		if e.ByPerson() && (e.Subresource == "finalize" || (e.Subresource == "" && (e.Verb == "patch" || e.Verb == "update"))) {
+			b.Require(false, "%s: a person or script changed the namespace's finalizers", e.Describe())
+		}
+		if e.Subresource == "finalize" && e.User == NamespaceController && e.Succeeded() && finalized == nil {
+			e := e
+			finalized = &e
+		}
+	}
+	if !b.Require(finalized != nil, "the audit log has no finalize of namespace %s by the namespace controller", ns) {
+		return
+	}
+	b.Observe("finalized_by", finalized.User)
+	b.Require(!finalized.ReceivedAt.Before(release), "the namespace controller finalized namespace %s before the release", ns)
+}
+
+func apiHolds(rec *evidence.Record) claims.Claim {
+	ns, group := APIServiceNamespace(rec.Namespace), APIGroup(rec.RunID)
+	b := claims.NewBuilder(idAPIHolds, fmt.Sprintf(
+		"Namespace %s, deleted while APIService %s had no endpoints behind it, reports NamespaceDeletionDiscoveryFailure=True naming group %s within %s of its delete (the namespace controller's 5 s delay and one pass), and stays until the APIService is deleted.",
+		ns, APIServiceName(rec.RunID), group, claims.InSeconds(heldWithin)), namespacesFile, actionsFile)
+	h := holdOf(rec, ns, "delete-apiservice", func(e evidence.NamespaceEvent) bool { return e.True(DiscoveryFailure, group) })
+	if h.require(b, "NamespaceDeletionDiscoveryFailure naming "+group) {
+		c, _ := h.shown.Condition(DiscoveryFailure)
+		b.Observe("condition", c.Reason+": "+c.Message)
+	}
+	return b.Done()
+}
+
+func apiFrees(rec *evidence.Record) claims.Claim {
+	ns := APIServiceNamespace(rec.Namespace)
+	b := claims.NewBuilder(idAPIFrees, fmt.Sprintf(
+		"Deleting the APIService releases namespace %s: it is gone no later after the release than the delete was before it (the namespace queue's exponential backoff: 5 ms doubling per failed pass, each delay the sum of the earlier ones, at most %s) plus %s for a pass, finalized by the namespace controller, with no one touching the namespace's finalizers.",
+		ns, claims.InSeconds(failureMaxDelay), claims.InSeconds(passAllowance)), namespacesFile, actionsFile)
+	h := holdOf(rec, ns, "delete-apiservice", func(evidence.NamespaceEvent) bool { return false })
+	switch {
+	case h.deleted == nil || h.release == nil:
+		return b.Done()
+	case h.gone == nil:
+		b.Require(false, "namespace %s was never seen gone (no DELETED)", ns)
+		return b.Done()
+	}
+	failing := h.release.Sub(*h.deleted)
+	bound := min(failing, failureMaxDelay) + failureBaseDelay + passAllowance
+	after := h.goneAt.Sub(*h.release)
+	b.Observe("gone_after_release_seconds", secs(after))
+	b.Observe("failing_before_release_seconds", secs(failing))
+	b.Observe("bound_seconds", secs(bound))
+	b.Require(after >= 0 && after <= bound, "namespace %s gone %s after the APIService's delete; the backoff allows %s", ns, claims.InSeconds(after), claims.InSeconds(bound))
+	finalizedByController(b, rec, ns, *h.release)
+	return b.Done()
+}
+
+func orphanHolds(rec *evidence.Record) claims.Claim {
+	ns, crd := OrphanNamespace(rec.Namespace), CRDName(rec.RunID)
+	b := claims.NewBuilder(idOrphanHolds, fmt.Sprintf(
+		"Namespace %s reports NamespaceContentRemaining=True naming %s and NamespaceFinalizersRemaining=True naming %s within %s of its delete; the namespace controller deleted %s/%s, and no one else (no controller) changed it until the lab's release.",
+		ns, crd, Finalizer, claims.InSeconds(heldWithin), Plural, Resource), namespacesFile, actionsFile)
+	h := holdOf(rec, ns, "remove-finalizer", func(e evidence.NamespaceEvent) bool {
+		return e.True(ContentRemaining, crd+" has 1 resource instances") && e.True(FinalizersRemaining, Finalizer+" in 1 resource instances")
+	})
+	if !h.require(b, crd+" and finalizer "+Finalizer+" remaining") {
+		return b.Done()
+	}
+	c, _ := h.shown.Condition(FinalizersRemaining)
+	b.Observe("condition", c.Message)
+	if len(rec.Audit) == 0 {
+		b.NotChecked("not checked: the run has no audit log, which says who deleted the custom resource")
+		return b.Done()
+	}
+	b.Cite(auditFile)
+	var deletedBy string
+	others := 0
+	for _, e := range rec.Audit {
+		if e.Resource != Plural || e.Namespace != ns || e.ReceivedAt.Before(*h.deleted) || !e.ReceivedAt.Before(*h.release) {
+			continue
+		}
+		switch {
+		case (e.Verb == "delete" || e.Verb == "deletecollection") && e.User == NamespaceController && e.Succeeded():
+			if deletedBy == "" {
+				deletedBy = e.Describe()
+			}
+		case e.Verb == "update" || e.Verb == "patch" || e.Verb == "delete":
+			others++
+			b.Require(false, "%s changed the custom resource before the release: a controller, or someone, acted", e.Describe())
+		}
+	}
+	b.Observe("deleted_by", deletedBy)
+	b.Observe("changes_by_others_before_release", others)
+	b.Require(deletedBy != "", "the audit log has no delete of %s in %s by the namespace controller before the release", Plural, ns)
+	return b.Done()
+}
+
+func orphanFrees(rec *evidence.Record) claims.Claim {
+	ns := OrphanNamespace(rec.Namespace)
+	b := claims.NewBuilder(idOrphanFrees, fmt.Sprintf(
+		"Removing finalizer %s from %s/%s (by the run's actor, as its controller would) removes the object, and namespace %s is gone within %s of that (the controller looks again %s after it found content held by a finalizer: its 15 s estimate halved, plus one; then a pass), finalized by the namespace controller.",
+		Finalizer, Plural, Resource, ns, claims.InSeconds(orphanRequeue+passAllowance), claims.InSeconds(orphanRequeue)), namespacesFile, actionsFile)
+	h := holdOf(rec, ns, "remove-finalizer", func(evidence.NamespaceEvent) bool { return false })
+	switch {
+	case h.release == nil:
+		b.Require(false, "no removal of the finalizer is recorded")
+		return b.Done()
+	case h.gone == nil:
+		b.Require(false, "namespace %s was never seen gone (no DELETED)", ns)
+		return b.Done()
+	}
+	after := h.goneAt.Sub(*h.release)
+	b.Observe("gone_after_release_seconds", secs(after))
+	b.Require(after >= 0 && after <= orphanRequeue+passAllowance, "namespace %s gone %s after the release; the controller's look after the finalizer estimate and a pass allow %s", ns, claims.InSeconds(after), claims.InSeconds(orphanRequeue+passAllowance))
+	if len(rec.Audit) > 0 {
+		removed := ""
+		for _, e := range rec.Audit {
+			if e.Resource == Plural && e.Name == Resource && e.Namespace == ns && (e.Verb == "patch" || e.Verb == "update") && e.ByPerson() && e.Succeeded() && !e.DryRun {
+				removed = e.Describe()
+			}
+		}
+		b.Observe("released_by", removed)
+		b.Require(removed != "", "the audit log has no patch of %s/%s by the run's actor", Plural, Resource)
+	}
+	finalizedByController(b, rec, ns, *h.release)
+	return b.Done()
+}
+
+// claimAtDelete is the claim as read right before its namespace's delete.
+func claimAtDelete(rec *evidence.Record) (ClaimState, bool) {
+	for _, n := range rec.Notes {
+		if s, ok := strings.CutPrefix(n.Text, claimNote); ok {
+			var c ClaimState
+			if json.Unmarshal([]byte(s), &c) == nil && !c.At.IsZero() {
+				return c, true
+			}
+		}
+	}
+	return ClaimState{}, false
+}
+
+// podGone is the pod's DELETED as the watch saw it.
+func podGone(rec *evidence.Record) (time.Time, bool) {
+	e, ok := rec.Deleted(Pod)
+	return e.ObservedAt, ok
+}
+
+func claimHeld(rec *evidence.Record) claims.Claim {
+	b := claims.NewBuilder(idClaimHeld, fmt.Sprintf(
+		"Claim %s, deleted while pod %s uses it, stays (deletionTimestamp set, finalizer %s) while the pod exists: the PVC protection controller removes its finalizer only after the pod's DELETED, within %s of it.",
+		Claim, Pod, PVCProtection, claims.InSeconds(claimGoneWithin)), actionsFile, eventsFile)
+	c, ok := claimAtDelete(rec)
+	if !ok {
+		b.Require(false, "the record has no read of claim %s before its namespace's delete", Claim)
+		return b.Done()
+	}
+	b.Require(c.DeletionTimestamp != nil, "claim %s had no deletionTimestamp at %s: its delete did not reach it", Claim, c.At.Format(time.RFC3339Nano))
+	has := false
+	for _, f := range c.Finalizers {
+		has = has || f == PVCProtection
+	}
+	b.Require(has, "claim %s did not carry %s at %s (finalizers %v)", Claim, PVCProtection, c.At.Format(time.RFC3339Nano), c.Finalizers)
+	if a, ok := rec.Action("delete-pvc", Claim); ok && c.DeletionTimestamp != nil {
+		b.Observe("kept_after_its_delete_seconds", secs(c.At.Sub(a.StartedAt)))
+	}
+	gone, ok := podGone(rec)
+	if !b.Require(ok, "pod %s was never seen DELETED", Pod) {
+		return b.Done()
+	}
+	if len(rec.Audit) == 0 {
+		b.NotChecked("not checked: the run has no audit log, which says when the PVC protection controller let the claim go")
+		return b.Done()
+	}
+	b.Cite(auditFile)
+	var released *evidence.AuditEvent
+	for _, e := range rec.Audit {
+		if e.Resource == "persistentvolumeclaims" && e.Name == Claim && e.Namespace == rec.Namespace && e.Subresource == "" &&
+			(e.Verb == "update" || e.Verb == "patch") && e.User == PVCController && e.Succeeded() {
+			e := e
+			released = &e
+			break
+		}
+	}
+	if !b.Require(released != nil, "the audit log has no update of claim %s by the PVC protection controller", Claim) {
+		return b.Done()
+	}
+	after := released.ReceivedAt.Sub(gone)
+	b.Observe("finalizer_removed_after_pod_gone_seconds", secs(after))
+	b.Observe("finalizer_removed_by", released.User)
+	b.Require(after >= -claims.WatchAllowance, "the PVC protection controller let claim %s go %s before the pod's DELETED was seen: while the pod existed", Claim, claims.InSeconds(-after))
+	b.Require(after <= claimGoneWithin, "the PVC protection controller let claim %s go %s after the pod's DELETED; it acts in the sync the pod's deletion triggers (%s)", Claim, claims.InSeconds(after), claims.InSeconds(claimGoneWithin))
+	return b.Done()
+}
+
+func podsFirst(rec *evidence.Record) claims.Claim {
+	ns := rec.Namespace
+	b := claims.NewBuilder(idPodsFirst, fmt.Sprintf(
+		"Namespace %s's delete: the namespace controller deletes pod %s first and deletes the claims only after the pod is gone; while the pod is there its conditions name no remaining content (it returns before it counts content); the namespace is gone within %s of the pod's DELETED (its look after the pod's 10 s estimate, one after the 15 s finalizer estimate, a pass each), finalized by the namespace controller.",
+		ns, Pod, claims.InSeconds(podsFirstGoneWithin)), namespacesFile, eventsFile, actionsFile)
+	h := holdOf(rec, ns, "", func(evidence.NamespaceEvent) bool { return false })
+	if !b.Require(h.deleted != nil, "no successful delete of namespace %s is recorded", ns) {
+		return b.Done()
+	}
+	gone, ok := podGone(rec)
+	if !b.Require(ok, "pod %s was never seen DELETED", Pod) {
+		return b.Done()
+	}
+	b.Observe("pod_gone_after_delete_seconds", secs(gone.Sub(*h.deleted)))
+	named := 0
+	for _, e := range rec.NamespaceEventsFor(ns) {
+		if e.ObservedAt.Before(*h.deleted) || !e.ObservedAt.Before(gone) {
+			continue
+		}
+		if e.True(ContentRemaining) || e.True(FinalizersRemaining) {
+			named++
+			c, _ := e.Condition(ContentRemaining)
+			b.Require(false, "at %s, with pod %s still there, namespace %s's conditions named remaining content: %s", e.ObservedAt.Format("15:04:05.000"), Pod, ns, c.Message)
+		}
+	}
+	b.Observe("conditions_naming_content_while_pod_there", named)
+	if h.gone == nil {
+		b.Require(false, "namespace %s was never seen gone (no DELETED)", ns)
+	} else {
+		after := h.goneAt.Sub(gone)
+		b.Observe("namespace_gone_after_pod_seconds", secs(after))
+		b.Require(after >= 0 && after <= podsFirstGoneWithin, "namespace %s gone %s after its pod; the controller's looks allow %s", ns, claims.InSeconds(after), claims.InSeconds(podsFirstGoneWithin))
+	}
+	if len(rec.Audit) == 0 {
+		b.NotChecked("not checked: the run has no audit log, which says when the namespace controller deleted the pod and the claim")
+		return b.Done()
+	}
+	b.Cite(auditFile)
+	var podDelete, claimDelete *evidence.AuditEvent
+	for _, e := range rec.Audit {
+		if e.Namespace != ns || e.User != NamespaceController || (e.Verb != "delete" && e.Verb != "deletecollection") || !e.Succeeded() {
+			continue
+		}
+		e := e
+		switch {
+		case e.Resource == "pods" && podDelete == nil:
+			podDelete = &e
+		case e.Resource == "persistentvolumeclaims" && claimDelete == nil:
+			claimDelete = &e
+		}
+	}
+	if b.Require(podDelete != nil, "the audit log has no delete of the pods by the namespace controller") {
+		b.Observe("pod_deleted_by", podDelete.Describe())
+	}
+	if b.Require(claimDelete != nil, "the audit log has no delete of the claims by the namespace controller") {
+		b.Observe("claims_deleted_after_pod_gone_seconds", secs(claimDelete.ReceivedAt.Sub(gone)))
+		b.Require(!claimDelete.ReceivedAt.Before(gone.Add(-claims.WatchAllowance)), "the namespace controller deleted the claims at %s, before pod %s was gone", claimDelete.ReceivedAt.Format("15:04:05.000"), Pod)
+	}
+	if h.gone != nil {
+		finalizedByController(b, rec, ns, gone)
+	}
+	return b.Done()
+}
