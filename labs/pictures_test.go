@@ -32,6 +32,7 @@ var pictureChecks = map[string]func(t checker, pic picture, rec *evidence.Record
 	"sidecar":     showsShutdownOrder,
 	"stuck":       showsTerminatingPastNotReady,
 	"force":       showsObjectGoneContainerRunning,
+	"namespace":   showsEachNamespaceHeldThenGone,
 }
 
 // Each lab's picture shows its answer: the committed runs (the reference
@@ -222,6 +223,32 @@ func showsAggregate(t checker, pic picture, rec *evidence.Record, _ []claims.Cla
 	}
 	if len(pic.all("rate-bar")) == 0 || pic.all("rate-mean")[0].num("data-per-second") <= 0 {
 		t.Error("no deletion rate")
+	}
+}
+
+// showsEachNamespaceHeldThenGone (lab:namespace): each namespace held by a
+// cause has a mark where its conditions named it, and one where it was gone,
+// after it.
+func showsEachNamespaceHeldThenGone(t checker, pic picture, rec *evidence.Record, _ []claims.Claim) {
+	var held, gone []element
+	for _, m := range pic.all("moment") {
+		switch m.attr("data-kind") {
+		case "held":
+			held = append(held, m)
+		case "namespace-gone":
+			gone = append(gone, m)
+		}
+	}
+	if len(held) < 2 {
+		t.Errorf("%d namespaces marked held by their conditions; want the APIService's and the custom resource's", len(held))
+	}
+	if len(gone) < 3 {
+		t.Errorf("%d namespaces marked gone; want all three", len(gone))
+	}
+	for i := range min(len(held), len(gone)) {
+		if gone[i].num("data-at") < held[i].num("data-at") {
+			t.Errorf("namespace %d gone before it was held", i)
+		}
 	}
 }
 

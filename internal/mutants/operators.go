@@ -39,6 +39,10 @@ func dropMutants(rec *evidence.Record) []Mutant {
 		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s endpointslice event %d (%s %s)", OpDrop, i, e.Type, e.Service),
 			func(r *evidence.Record) { r.EndpointSlices = slices.Delete(r.EndpointSlices, i, i+1) }})
 	}
+	for i, e := range rec.NamespaceEvents {
+		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s namespace event %d (%s %s)", OpDrop, i, e.Type, e.Name),
+			func(r *evidence.Record) { r.NamespaceEvents = slices.Delete(r.NamespaceEvents, i, i+1) }})
+	}
 	return out
 }
 
@@ -108,6 +112,15 @@ func requestFlips(rec *evidence.Record) []Mutant {
 // would change.
 func swapMutants(rec *evidence.Record) []Mutant {
 	var out []Mutant
+	for _, p := range adjacentPairs(len(rec.NamespaceEvents), func(i int) string { return rec.NamespaceEvents[i].Name }) {
+		a, b := rec.NamespaceEvents[p[0]], rec.NamespaceEvents[p[1]]
+		out = append(out, Mutant{OpSwap, fmt.Sprintf("%s namespace events %d and %d (%s: %s, %s)", OpSwap, p[0], p[1], a.Name, a.Type, b.Type),
+			func(r *evidence.Record) {
+				x, y := &r.NamespaceEvents[p[0]], &r.NamespaceEvents[p[1]]
+				*x, *y = *y, *x
+				x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
+			}})
+	}
 	for _, p := range adjacentPairs(len(rec.PodEvents), podObject(rec)) {
 		a, b := rec.PodEvents[p[0]], rec.PodEvents[p[1]]
 		if samePodState(a, b) {

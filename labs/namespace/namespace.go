@@ -96,7 +96,8 @@ const (
 	stepOrphanDelete = "orphan: delete its namespace while the custom resource has a finalizer no controller removes"
 	stepOrphanFree   = "orphan: remove the finalizer, as its controller would"
 	stepPVCDelete    = "pvc: delete the claim while the pod uses it"
-	stepPVCNS        = "pvc: delete the namespace; the pod goes first, the claim after it"
+	stepPVCNS        = "pvc: delete the namespace while its pod uses the claim"
+	stepPVCGone      = "pvc: the pod goes first, the claim after it, then the namespace"
 )
 
 // Definition is the lab.
@@ -122,9 +123,10 @@ var Definition = lab.Definition{
 			Do:  []string{"kubectl delete pvc data -n {ns} --wait=false", "kubectl delete namespace {ns} --wait=false"},
 			See: []string{"kubectl get pvc data -n {ns} -o jsonpath='{.metadata.finalizers}'", "kubectl get pods,pvc -n {ns}"}},
 	},
-	Steps:  steps,
-	Claims: Claims,
-	Answer: Answer,
+	Steps:   steps,
+	Claims:  Claims,
+	Answer:  Answer,
+	Moments: Moments,
 }
 
 // Bounds of the lab's waits: long enough to record what happens even when
@@ -263,7 +265,12 @@ func steps(ctx context.Context, r *lab.Run) error {
 	if err != nil {
 		return err
 	}
-	return r.Step(ctx, stepPVCNS, func(ctx context.Context) error {
+	// The pod's and the namespace's ends are the cluster's: the bound
+	// starts at the namespace delete, and waits begin before it.
+	wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{What: "the pod DELETED and namespace " + r.Namespace + " gone", Allow: goneWithin,
+		Why: "the pod's 10 s grace period, then the namespace controller's next passes (at least every 60 s)"})
+	defer cancel()
+	err = r.Step(ctx, stepPVCNS, func(ctx context.Context) error {
 		// The claim as the namespace delete finds it: deleted, and kept.
 		if c, err := r.Env.Client.CoreV1().PersistentVolumeClaims(r.Namespace).Get(ctx, Claim, metav1.GetOptions{}); err == nil {
 			s := ClaimState{At: time.Now().UTC(), Finalizers: c.Finalizers, Phase: string(c.Status.Phase)}
@@ -277,13 +284,16 @@ func steps(ctx context.Context, r *lab.Run) error {
 		} else {
 			r.Rec.Notef("%s{} (GET: %v)", claimNote, err)
 		}
-		wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{What: "the pod DELETED and namespace " + r.Namespace + " gone", Allow: goneWithin,
-			Why: "the pod's 10 s grace period, then the namespace controller's next passes (at least every 60 s)"})
-		defer cancel()
 		if err := h.deleteNamespace(ctx, r.Namespace); err != nil {
 			return err
 		}
 		started("the namespace delete (by " + r.ActedBy() + ")")
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return r.Step(ctx, stepPVCGone, func(ctx context.Context) error {
 		if _, err := r.Rec.WaitPod(wctx, Pod, "be DELETED", func(e evidence.PodEvent) bool { return e.Type == "DELETED" }); err != nil {
 			return r.Unobserved(ctx, err)
 		}

@@ -1,0 +1,217 @@
+package namespace
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/labtest"
+)
+
+// recorded is a real lab:namespace run on the termlab cluster (v1.37.2).
+const recorded = "testdata/RUNID"
+
+func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
+
+func TestRecordedRunPasses(t *testing.T) {
+	labtest.AllPass(t, Claims(load(t)), 6)
+}
+
+// action is the recorded action's start.
+func action(t *testing.T, rec *evidence.Record, kind string) time.Time {
+	t.Helper()
+	for _, a := range rec.Actions {
+		if a.Kind == kind {
+			return a.StartedAt
+		}
+	}
+	t.Fatalf("no %s action", kind)
+	return time.Time{}
+}
+
+// goneAt moves the namespace's DELETED to t.
+func goneAt(t *testing.T, rec *evidence.Record, ns string, at time.Time) {
+	t.Helper()
+	for i, e := range rec.NamespaceEvents {
+		if e.Name == ns && e.Type == "DELETED" {
+			rec.NamespaceEvents[i].ObservedAt = at
+			return
+		}
+	}
+	t.Fatalf("namespace %s has no DELETED", ns)
+}
+
+// editConditions changes every condition of the namespace's events.
+func editConditions(rec *evidence.Record, ns string, fn func(c *evidence.NamespaceCondition)) {
+	for i, e := range rec.NamespaceEvents {
+		if e.Name != ns {
+			continue
+		}
+		cs := append([]evidence.NamespaceCondition(nil), e.Conditions...)
+		for j := range cs {
+			fn(&cs[j])
+		}
+		rec.NamespaceEvents[i].Conditions = cs
+	}
+}
+
+// addAudit appends a request to the audit log.
+func addAudit(rec *evidence.Record, e evidence.AuditEvent) {
+	if e.Code == 0 {
+		e.Code = 200
+	}
+	if e.CompletedAt.IsZero() {
+		e.CompletedAt = e.ReceivedAt
+	}
+	rec.Audit = append(append([]evidence.AuditEvent(nil), rec.Audit...), e)
+}
+
+// dropAudit leaves out the requests keep rejects.
+func dropAudit(rec *evidence.Record, drop func(evidence.AuditEvent) bool) {
+	var kept []evidence.AuditEvent
+	for _, e := range rec.Audit {
+		if !drop(e) {
+			kept = append(kept, e)
+		}
+	}
+	rec.Audit = kept
+}
+
+func podDeleted(t *testing.T, rec *evidence.Record) time.Time {
+	t.Helper()
+	at, ok := podGone(rec)
+	if !ok {
+		t.Fatal("the pod has no DELETED")
+	}
+	return at
+}
+
+// Each claim fails on a record that contradicts it.
+func TestClaimsFailOnContradictingRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		claim string
+		edit  func(t *testing.T, rec *evidence.Record)
+	}{
+		{"the APIService's namespace never says discovery failed", idAPIHolds, func(t *testing.T, rec *evidence.Record) {
+			editConditions(rec, APIServiceNamespace(rec.Namespace), func(c *evidence.NamespaceCondition) {
+				if c.Type == DiscoveryFailure {
+					c.Status = "False"
+				}
+			})
+		}},
+		{"discovery failed for another group", idAPIHolds, func(t *testing.T, rec *evidence.Record) {
+			editConditions(rec, APIServiceNamespace(rec.Namespace), func(c *evidence.NamespaceCondition) {
+				if c.Type == DiscoveryFailure {
+					c.Message = "Discovery failed for some groups, 1 failing: metrics.k8s.io/v1beta1"
+				}
+			})
+		}},
+		{"the APIService's namespace gone before the release", idAPIHolds, func(t *testing.T, rec *evidence.Record) {
+			goneAt(t, rec, APIServiceNamespace(rec.Namespace), action(t, rec, "delete-apiservice").Add(-time.Second))
+		}},
+		{"the APIService's namespace gone later than the backoff allows", idAPIFrees, func(t *testing.T, rec *evidence.Record) {
+			rel := action(t, rec, "delete-apiservice")
+			held := rel.Sub(action(t, rec, "delete-namespace"))
+			goneAt(t, rec, APIServiceNamespace(rec.Namespace), rel.Add(held+passAllowance+time.Second))
+		}},
+		{"someone finalized the APIService's namespace by hand", idAPIFrees, func(t *testing.T, rec *evidence.Record) {
+			addAudit(rec, evidence.AuditEvent{ReceivedAt: action(t, rec, "delete-apiservice"), User: "kubernetes-admin", Verb: "update",
+				Resource: "namespaces", Subresource: "finalize", Name: APIServiceNamespace(rec.Namespace)})
+		}},
+		{"no finalize by the namespace controller", idAPIFrees, func(t *testing.T, rec *evidence.Record) {
+			ns := APIServiceNamespace(rec.Namespace)
+			dropAudit(rec, func(e evidence.AuditEvent) bool { return e.Name == ns && e.Subresource == "finalize" })
+		}},
+		{"the orphan's namespace names another finalizer", idOrphanHolds, func(t *testing.T, rec *evidence.Record) {
+			editConditions(rec, OrphanNamespace(rec.Namespace), func(c *evidence.NamespaceCondition) {
+				if c.Type == FinalizersRemaining && c.Status == "True" {
+					c.Message = "Some content in the namespace has finalizers remaining: other.example.com/x in 1 resource instances"
+				}
+			})
+		}},
+		{"a controller updated the custom resource before the release", idOrphanHolds, func(t *testing.T, rec *evidence.Record) {
+			addAudit(rec, evidence.AuditEvent{ReceivedAt: action(t, rec, "remove-finalizer").Add(-500 * time.Millisecond),
+				User: "system:serviceaccount:widgets:widget-controller", Verb: "update", Resource: Plural, Namespace: OrphanNamespace(rec.Namespace), Name: Resource})
+		}},
+		{"the namespace controller never deleted the custom resource", idOrphanHolds, func(t *testing.T, rec *evidence.Record) {
+			dropAudit(rec, func(e evidence.AuditEvent) bool { return e.Resource == Plural && e.User == NamespaceController })
+		}},
+		{"the orphan's namespace gone after the controller's look and a pass", idOrphanFrees, func(t *testing.T, rec *evidence.Record) {
+			goneAt(t, rec, OrphanNamespace(rec.Namespace), action(t, rec, "remove-finalizer").Add(orphanRequeue+passAllowance+500*time.Millisecond))
+		}},
+		{"no one removed the finalizer", idOrphanFrees, func(t *testing.T, rec *evidence.Record) {
+			dropAudit(rec, func(e evidence.AuditEvent) bool { return e.Resource == Plural && e.ByPerson() })
+		}},
+		{"the claim was not kept at the namespace delete", idClaimHeld, func(t *testing.T, rec *evidence.Record) {
+			notes := append([]evidence.Note(nil), rec.Notes...)
+			for i, n := range notes {
+				if c, ok := claimAtDelete(&evidence.Record{Notes: []evidence.Note{n}}); ok {
+					c.Finalizers = nil
+					b, _ := json.Marshal(c)
+					notes[i].Text = claimNote + string(b)
+				}
+			}
+			rec.Notes = notes
+		}},
+		{"the PVC protection controller let the claim go while the pod was there", idClaimHeld, func(t *testing.T, rec *evidence.Record) {
+			gone := podDeleted(t, rec)
+			audit := append([]evidence.AuditEvent(nil), rec.Audit...)
+			for i, e := range audit {
+				if e.User == PVCController && e.Name == Claim {
+					audit[i].ReceivedAt = gone.Add(-3 * time.Second)
+				}
+			}
+			rec.Audit = audit
+		}},
+		{"the PVC protection controller let the claim go long after the pod", idClaimHeld, func(t *testing.T, rec *evidence.Record) {
+			gone := podDeleted(t, rec)
+			audit := append([]evidence.AuditEvent(nil), rec.Audit...)
+			for i, e := range audit {
+				if e.User == PVCController && e.Name == Claim {
+					audit[i].ReceivedAt = gone.Add(claimGoneWithin + time.Second)
+				}
+			}
+			rec.Audit = audit
+		}},
+		{"the conditions named the pod while it was there", idPodsFirst, func(t *testing.T, rec *evidence.Record) {
+			gone := podDeleted(t, rec)
+			deleted := action(t, rec, "delete-namespace")
+			for _, a := range rec.Actions {
+				if a.Kind == "delete-namespace" && a.Target == rec.Namespace {
+					deleted = a.StartedAt
+				}
+			}
+			rec.NamespaceEvents = append(append([]evidence.NamespaceEvent(nil), rec.NamespaceEvents...), evidence.NamespaceEvent{
+				ObservedAt: deleted.Add(gone.Sub(deleted) / 2), Type: "MODIFIED", Name: rec.Namespace, DeletionTimestamp: &deleted,
+				Conditions: []evidence.NamespaceCondition{{Type: ContentRemaining, Status: "True", Message: "Some resources are remaining: pods. has 1 resource instances"}},
+			})
+		}},
+		{"the namespace controller deleted the claims before the pod was gone", idPodsFirst, func(t *testing.T, rec *evidence.Record) {
+			gone := podDeleted(t, rec)
+			audit := append([]evidence.AuditEvent(nil), rec.Audit...)
+			for i, e := range audit {
+				if e.User == NamespaceController && e.Resource == "persistentvolumeclaims" {
+					audit[i].ReceivedAt = gone.Add(-3 * time.Second)
+				}
+			}
+			rec.Audit = audit
+		}},
+		{"the run's namespace gone long after its pod", idPodsFirst, func(t *testing.T, rec *evidence.Record) {
+			goneAt(t, rec, rec.Namespace, podDeleted(t, rec).Add(podsFirstGoneWithin+time.Second))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			tc.edit(t, rec)
+			labtest.MustFail(t, Claims(rec), tc.claim)
+		})
+	}
+}
+
+func TestAnswerSaysEachCause(t *testing.T) {
+	rec := load(t)
+	a := Answer(rec, Claims(rec))
+	labtest.Contains(t, "the answer", a, "NamespaceDeletionDiscoveryFailure", Finalizer, PVCProtection, "No namespace's finalizers were stripped")
+}
