@@ -27,7 +27,8 @@ import (
 
 // labChecks are checks beyond the common ones, for the labs that have them.
 var labChecks = map[string]func(t *testing.T, s *report.Summary){
-	"kwok": checkKwokRun,
+	"kwok":      checkKwokRun,
+	"namespace": checkNamespaceRun,
 }
 
 // TestLabs runs every registered lab on the real cluster, twice, and checks
