@@ -251,7 +251,7 @@ func orphanHolds(rec *evidence.Record) claims.Claim {
 func orphanFrees(rec *evidence.Record) claims.Claim {
 	ns := OrphanNamespace(rec.Namespace)
 	b := claims.NewBuilder(idOrphanFrees, fmt.Sprintf(
-		"Removing finalizer %s from %s/%s (by the run's actor, as its controller would) removes the object, and namespace %s is gone within %s of that (the controller looks again %s after it found content held by a finalizer: its 15 s estimate halved, plus one; then a pass), finalized by the namespace controller.",
+		"Removing finalizer %s from %s/%s (by the run's actor, as its controller would) removes the object, and namespace %s is gone within %s of that (the controller looks again at most %s after a pass that found content held by a finalizer: its 15 s estimate halved, plus one; 5 s after a pass that changed the namespace's conditions; then a pass), finalized by the namespace controller.",
 		Finalizer, Plural, Resource, ns, claims.InSeconds(orphanRequeue+passAllowance), claims.InSeconds(orphanRequeue)), namespacesFile, actionsFile)
 	h := holdOf(rec, ns, "remove-finalizer", func(evidence.NamespaceEvent) bool { return false })
 	switch {
@@ -313,9 +313,6 @@ func claimHeld(rec *evidence.Record) claims.Claim {
 		has = has || f == PVCProtection
 	}
 	b.Require(has, "claim %s did not carry %s at %s (finalizers %v)", Claim, PVCProtection, c.At.Format(time.RFC3339Nano), c.Finalizers)
-	if a, ok := rec.Action("delete-pvc", Claim); ok && c.DeletionTimestamp != nil {
-		b.Observe("kept_after_its_delete_seconds", secs(c.At.Sub(a.StartedAt)))
-	}
 	gone, ok := podGone(rec)
 	if !b.Require(ok, "pod %s was never seen DELETED", Pod) {
 		return b.Done()
@@ -338,6 +335,9 @@ func claimHeld(rec *evidence.Record) claims.Claim {
 		return b.Done()
 	}
 	after := released.ReceivedAt.Sub(gone)
+	if a, ok := rec.Action("delete-pvc", Claim); ok {
+		b.Observe("kept_after_its_delete_seconds", secs(released.ReceivedAt.Sub(a.StartedAt)))
+	}
 	b.Observe("finalizer_removed_after_pod_gone_seconds", secs(after))
 	b.Observe("finalizer_removed_by", released.User)
 	b.Require(after >= -claims.WatchAllowance, "the PVC protection controller let claim %s go %s before the pod's DELETED was seen: while the pod existed", Claim, claims.InSeconds(-after))

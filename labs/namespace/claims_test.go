@@ -10,7 +10,7 @@ import (
 )
 
 // recorded is a real lab:namespace run on the termlab cluster (v1.37.2).
-const recorded = "testdata/RUNID"
+const recorded = "testdata/20261204-141119-673a"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
