@@ -345,6 +345,9 @@ func gapMutants(rec *evidence.Record) []Mutant {
 	if len(rec.KubeEvents) > 0 {
 		sources = append(sources, evidence.WatchEvents)
 	}
+	if len(rec.NamespaceEvents) > 0 {
+		sources = append(sources, evidence.WatchNamespaces)
+	}
 	var out []Mutant
 	for _, src := range sources {
 		for i, s := range rec.Steps {

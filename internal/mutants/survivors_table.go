@@ -2,6 +2,14 @@ package mutants
 
 // Reasons shared by several surviving mutants.
 const (
+	nsCreate              = "equivalent: lab:namespace's claims read each namespace from its delete request on: its creation events say nothing they state"
+	nsDeleteSeen          = "equivalent: the namespace's own update after the delete (deletionTimestamp, no conditions yet): the claims time the delete from the request (the action, or the audit log by -by), and the next event shows the deletionTimestamp again"
+	nsPodStart            = "equivalent: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
+	nsPodRepeat           = "equivalent: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
+	nsPodExitAgain        = "equivalent: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
+	nsKubeEvents          = "equivalent: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log"
+	nsPodsBefore          = "equivalent: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
+	nsNamespacesQuiet     = "equivalent: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
 	afterFirstUnknown     = "equivalent: the first Ready=Unknown after the stop, which the NotReady claim times, stays; what follows around the kubelet restart no claim states"
 	afterUntaint          = "equivalent: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
 	cleanup               = "equivalent: cleanup comes after everything the claims state"
@@ -384,6 +392,37 @@ var Survivors = map[string][]Reason{
 		{"drop endpointslice event 22 (*)", gracefulSliceRemoved},
 		{"drop endpointslice event 23 (*)", gracefulSliceRemoved},
 		{"flip state request 586 (exit-now seq 331) refused→ok", gracefulOneFailure},
+	},
+	"namespace": {
+		{"watch gap in the events watch *", nsKubeEvents},
+		{"drop kube event *", nsKubeEvents},
+		{"watch gap in the nodes watch *", noNodes},
+		{"drop node event *", noNodes},
+		{"drop namespace event 0 (LISTED *)", nsCreate},
+		{"drop namespace event 1 (ADDED *)", nsCreate},
+		{"drop namespace event 2 (ADDED *)", nsCreate},
+		{"drop namespace event 3 (MODIFIED *-apiservice)", nsDeleteSeen},
+		{"drop namespace event 7 (MODIFIED *-orphan)", nsDeleteSeen},
+		{"drop namespace event 11 (MODIFIED *)", nsDeleteSeen},
+		{"drop pod event 0 (ADDED user)", nsPodStart},
+		{"drop pod event 1 (MODIFIED user)", nsPodStart},
+		{"drop pod event 2 (MODIFIED user)", nsPodStart},
+		{"swap pod events 0 and 1 (user: ADDED, MODIFIED)", nsPodStart},
+		{"swap pod events 1 and 2 (user: MODIFIED, MODIFIED)", nsPodStart},
+		{"drop pod event 5 (MODIFIED user)", nsPodRepeat},
+		{"drop pod event 7 (MODIFIED user)", nsPodExitAgain},
+		{"drop pod event 8 (MODIFIED user)", nsPodExitAgain},
+		{"swap pod events 7 and 8 (user: MODIFIED, MODIFIED)", nsPodExitAgain},
+		{"flip state pod event 7 (MODIFIED user) container heartbeat terminated→running", nsPodExitAgain},
+		{"watch gap in the pods watch over step 0 *", nsPodsBefore},
+		{"watch gap in the pods watch over step 1 *", nsPodsBefore},
+		{"watch gap in the pods watch over step 2 *", nsPodsBefore},
+		{"watch gap in the pods watch over step 3 *", nsPodsBefore},
+		{"watch gap in the pods watch over step 4 *", nsPodsBefore},
+		{"watch gap in the pods watch over step 8 (cleanup)", nsPodsBefore},
+		{"watch gap in the namespaces watch over step 0 *", nsNamespacesQuiet},
+		{"watch gap in the namespaces watch over step 5 *", nsNamespacesQuiet},
+		{"watch gap in the namespaces watch over step 8 (cleanup)", nsNamespacesQuiet},
 	},
 	"sidecar": {
 		{"watch gap in the events watch *", gapKubeEvents},

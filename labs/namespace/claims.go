@@ -56,6 +56,16 @@ const (
 	// estimate while the pod is there; it looks again after grace/2+1 s.
 	podGrace   = 10 * time.Second
 	podRequeue = podGrace/2 + time.Second
+	// termDelay is how long the pod's heartbeat beats on after SIGTERM
+	// (manifests/pods/namespace-user.yaml) before it exits 0 by itself.
+	termDelay = 4 * time.Second
+	// podGoneEarliest and podGoneLatest bound the pod's DELETED after its
+	// namespace's delete: the controller's 5 s delay, the kubelet's
+	// reaction, the 4 s the workload takes, its exit, the kubelet's final
+	// delete and its watch event. Earlier, something else ended it; later,
+	// the kubelet killed it at its grace period's end instead.
+	podGoneEarliest = controllerDelay + termDelay
+	podGoneLatest   = controllerDelay + passAllowance + claims.KubeletSyncAllowance + termDelay + claims.ExitAllowance + claims.WatchAllowance
 	// claimGoneWithin bounds the PVC protection controller's removal of its
 	// finalizer after the pod that used the claim is gone: it acts on the
 	// pod's deletion in the sync that event triggers, with no period
@@ -79,19 +89,23 @@ func Claims(rec *evidence.Record) []claims.Claim {
 
 // hold is one namespace's deletion as the record has it.
 type hold struct {
-	ns      string
+	ns string
+	// afterGone counts events recorded after its DELETED: none can be;
+	// early those that showed it being deleted before the delete.
+	afterGone, early int
 	deleted *time.Time // the delete (the action's start, or the audit log's time by -by)
 	release *time.Time // the release action
 	shown   *evidence.NamespaceEvent
 	gone    *evidence.NamespaceEvent
 	goneAt  time.Time
+	rec     *evidence.Record
 }
 
 // holdOf reads the namespace's delete and release actions and its events:
 // the first event after the delete whose conditions show the cause, and its
 // DELETED.
 func holdOf(rec *evidence.Record, ns, releaseKind string, shows func(evidence.NamespaceEvent) bool) hold {
-	h := hold{ns: ns}
+	h := hold{ns: ns, rec: rec}
 	if a, ok := rec.Action("delete-namespace", ns); ok && a.Succeeded() {
 		t := a.StartedAt
 		h.deleted = &t
@@ -105,8 +119,15 @@ func holdOf(rec *evidence.Record, ns, releaseKind string, shows func(evidence.Na
 	}
 	for _, e := range rec.NamespaceEventsFor(ns) {
 		e := e
-		if e.Type == "DELETED" && h.gone == nil {
+		if h.gone != nil {
+			h.afterGone++
+			continue
+		}
+		if e.Type == "DELETED" {
 			h.gone, h.goneAt = &e, e.ObservedAt
+		}
+		if h.deleted != nil && e.DeletionTimestamp != nil && e.ObservedAt.Before(*h.deleted) {
+			h.early++
 		}
 		if h.shown == nil && e.Type != "DELETED" && h.deleted != nil && !e.ObservedAt.Before(*h.deleted) && shows(e) {
 			h.shown = &e
@@ -133,13 +154,29 @@ func (h hold) require(b *claims.Builder, cause string) bool {
 	}
 	shownAfter := h.shown.ObservedAt.Sub(*h.deleted)
 	b.Observe("conditions_after_delete_seconds", secs(shownAfter))
+	b.Require(shownAfter >= controllerDelay, "namespace %s showed %s %s after its delete: the namespace controller takes a deleted namespace only %s after it", h.ns, cause, claims.InSeconds(shownAfter), claims.InSeconds(controllerDelay))
 	b.Require(shownAfter <= heldWithin, "namespace %s showed %s %s after its delete, later than %s (the controller's 5 s delay and a pass)", h.ns, cause, claims.InSeconds(shownAfter), claims.InSeconds(heldWithin))
 	b.Require(h.shown.ObservedAt.Before(*h.release), "namespace %s showed %s only after the release", h.ns, cause)
 	b.Observe("held_until_release_seconds", secs(h.release.Sub(*h.deleted)))
 	if h.gone != nil {
 		b.Require(!h.goneAt.Before(*h.release), "namespace %s was gone (DELETED) %s before the release: nothing held it", h.ns, claims.InSeconds(h.release.Sub(h.goneAt)))
 	}
+	h.complete(b, *h.release)
 	return true
+}
+
+// complete fails the claim when the namespace's watch was down between its
+// delete and until (what it showed then may be lost), or recorded it after
+// its DELETED.
+func (h hold) complete(b *claims.Builder, until time.Time) {
+	b.Require(h.afterGone == 0, "%d events of namespace %s recorded after its DELETED", h.afterGone, h.ns)
+	b.Require(h.early == 0, "%d events of namespace %s showed it being deleted before the lab's delete", h.early, h.ns)
+	if h.deleted == nil {
+		return
+	}
+	for _, g := range h.rec.GapsOverlapping(evidence.WatchNamespaces, *h.deleted, until) {
+		b.Require(false, "the namespaces watch was down from %s to %s (%s): namespace %s's conditions then are not known", g.From.Format("15:04:05.000"), g.To.Format("15:04:05.000"), g.Why, h.ns)
+	}
 }
 
 // finalizedByController decides that the namespace went the right way: its
@@ -204,8 +241,26 @@ func apiFrees(rec *evidence.Record) claims.Claim {
 	b.Observe("failing_before_release_seconds", secs(failing))
 	b.Observe("bound_seconds", secs(bound))
 	b.Require(after >= 0 && after <= bound, "namespace %s gone %s after the APIService's delete; the backoff allows %s", ns, claims.InSeconds(after), claims.InSeconds(bound))
+	h.complete(b, h.goneAt)
+	h.cleared(b, DiscoveryFailure)
 	finalizedByController(b, rec, ns, *h.release)
 	return b.Done()
+}
+
+// cleared decides that the namespace controller wrote the cause's
+// condition False after the release and before the namespace went: the
+// pass that found it gone (it updates the conditions, then finalizes).
+func (h hold) cleared(b *claims.Builder, typ string) {
+	for _, e := range h.rec.NamespaceEventsFor(h.ns) {
+		if e.Type == "DELETED" || e.ObservedAt.Before(*h.release) {
+			continue
+		}
+		if c, ok := e.Condition(typ); ok && c.Status == "False" {
+			b.Observe("cleared_before_gone_seconds", secs(h.goneAt.Sub(e.ObservedAt)))
+			return
+		}
+	}
+	b.Require(false, "namespace %s's %s never turned False after the release: the pass that found the cause gone is not in the record", h.ns, typ)
 }
 
 func orphanHolds(rec *evidence.Record) claims.Claim {
@@ -265,6 +320,8 @@ func orphanFrees(rec *evidence.Record) claims.Claim {
 	after := h.goneAt.Sub(*h.release)
 	b.Observe("gone_after_release_seconds", secs(after))
 	b.Require(after >= 0 && after <= orphanRequeue+passAllowance, "namespace %s gone %s after the release; the controller's look after the finalizer estimate and a pass allow %s", ns, claims.InSeconds(after), claims.InSeconds(orphanRequeue+passAllowance))
+	h.complete(b, h.goneAt)
+	h.cleared(b, FinalizersRemaining)
 	if len(rec.Audit) > 0 {
 		removed := ""
 		for _, e := range rec.Audit {
@@ -317,6 +374,9 @@ func claimHeld(rec *evidence.Record) claims.Claim {
 	if !b.Require(ok, "pod %s was never seen DELETED", Pod) {
 		return b.Done()
 	}
+	if a, ok := rec.Action("delete-pvc", Claim); ok {
+		podsWatched(b, rec, a.StartedAt, gone)
+	}
 	if len(rec.Audit) == 0 {
 		b.NotChecked("not checked: the run has no audit log, which says when the PVC protection controller let the claim go")
 		return b.Done()
@@ -358,11 +418,23 @@ func podsFirst(rec *evidence.Record) claims.Claim {
 	if !b.Require(ok, "pod %s was never seen DELETED", Pod) {
 		return b.Done()
 	}
-	b.Observe("pod_gone_after_delete_seconds", secs(gone.Sub(*h.deleted)))
-	named := 0
+	podAfter := gone.Sub(*h.deleted)
+	b.Observe("pod_gone_after_delete_seconds", secs(podAfter))
+	b.Require(podAfter >= podGoneEarliest && podAfter <= podGoneLatest, "pod %s gone %s after its namespace's delete; the controller's 5 s delay, the kubelet and the workload's 4 s allow %s–%s", Pod, claims.InSeconds(podAfter), claims.InSeconds(podGoneEarliest), claims.InSeconds(podGoneLatest))
+	podsWatched(b, rec, *h.deleted, gone)
+	endedItself(b, rec, *h.deleted)
+	named, written := 0, 0
 	for _, e := range rec.NamespaceEventsFor(ns) {
 		if e.ObservedAt.Before(*h.deleted) || !e.ObservedAt.Before(gone) {
 			continue
+		}
+		if len(e.Conditions) > 0 {
+			written++
+			if written == 1 {
+				at := e.ObservedAt.Sub(*h.deleted)
+				b.Observe("conditions_after_delete_seconds", secs(at))
+				b.Require(at >= controllerDelay, "namespace %s's conditions were written %s after its delete: the controller takes it only %s after", ns, claims.InSeconds(at), claims.InSeconds(controllerDelay))
+			}
 		}
 		if e.True(ContentRemaining) || e.True(FinalizersRemaining) {
 			named++
@@ -371,6 +443,9 @@ func podsFirst(rec *evidence.Record) claims.Claim {
 		}
 	}
 	b.Observe("conditions_naming_content_while_pod_there", named)
+	b.Observe("condition_writes_while_pod_there", written)
+	b.Require(written > 0, "namespace %s's conditions were never written while pod %s was there: the controller's pass over it is not in the record", ns, Pod)
+	h.complete(b, h.goneAt)
 	if h.gone == nil {
 		b.Require(false, "namespace %s was never seen gone (no DELETED)", ns)
 	} else {
@@ -407,4 +482,71 @@ func podsFirst(rec *evidence.Record) claims.Claim {
 		finalizedByController(b, rec, ns, gone)
 	}
 	return b.Done()
+}
+
+// podsWatched fails the claim when the pods watch was down between from
+// and to: the pod's states and its DELETED may have been seen late.
+func podsWatched(b *claims.Builder, rec *evidence.Record, from, to time.Time) {
+	for _, g := range rec.GapsOverlapping(evidence.WatchPods, from, to) {
+		b.Require(false, "the pods watch was down from %s to %s (%s): pod %s's end is not known to the moment", g.From.Format("15:04:05.000"), g.To.Format("15:04:05.000"), g.Why, Pod)
+	}
+}
+
+// endedItself decides that the pod was running at its namespace's delete
+// and that its container ended by itself, exit code 0 (the heartbeat's term
+// delay, inside the grace period), as the last state before its DELETED:
+// it held the claim for as long as it worked, not until a kill.
+func endedItself(b *claims.Builder, rec *evidence.Record, deleted time.Time) {
+	var before, last, marked, exited *evidence.PodEvent
+	after := 0
+	gone := false
+	for _, e := range rec.EventsFor(Pod) {
+		e := e
+		switch {
+		case gone:
+			after++
+			continue
+		case e.Type == "DELETED":
+			gone = true
+			continue
+		}
+		if e.ObservedAt.Before(deleted) {
+			before = &e
+		}
+		if marked == nil && e.DeletionTimestamp != nil && !e.ObservedAt.Before(deleted) {
+			marked = &e
+		}
+		if c, ok := e.Container(""); exited == nil && ok && c.State == "terminated" {
+			exited = &e
+		}
+		last = &e
+	}
+	b.Require(after == 0, "%d events of pod %s recorded after its DELETED", after, Pod)
+	if !b.Require(before != nil && last != nil, "pod %s has no recorded state before its namespace's delete", Pod) {
+		return
+	}
+	c, ok := before.Container("")
+	b.Require(ok && c.State == "running", "pod %s's container was not running at its namespace's delete (%s)", Pod, c.State)
+	b.Require(before.DeletionTimestamp == nil, "pod %s was already being deleted before its namespace's delete", Pod)
+	if b.Require(marked != nil, "pod %s was never seen deleted (a deletionTimestamp) after its namespace's delete", Pod) {
+		at := marked.ObservedAt.Sub(deleted)
+		b.Observe("pod_deleted_after_namespace_delete_seconds", secs(at))
+		b.Require(at >= controllerDelay && at <= controllerDelay+passAllowance, "the namespace controller deleted pod %s %s after the namespace's delete; its 5 s delay and a pass allow %s–%s", Pod, claims.InSeconds(at), claims.InSeconds(controllerDelay), claims.InSeconds(controllerDelay+passAllowance))
+		g := marked.DeletionGracePeriodSeconds
+		b.Require(g != nil && time.Duration(*g)*time.Second == podGrace, "pod %s was deleted with grace %v, not its own %s", Pod, g, claims.InSeconds(podGrace))
+		if exited != nil {
+			took := exited.ObservedAt.Sub(marked.ObservedAt)
+			b.Observe("pod_exit_after_its_delete_seconds", secs(took))
+			latest := termDelay + claims.KubeletSyncAllowance + claims.ExitAllowance + claims.WatchAllowance
+			b.Require(took >= termDelay && took <= latest, "pod %s's container was seen terminated %s after its delete; the kubelet's SIGTERM and the workload's 4 s allow %s–%s", Pod, claims.InSeconds(took), claims.InSeconds(termDelay), claims.InSeconds(latest))
+		}
+	}
+	c, ok = last.Container("")
+	switch {
+	case !ok || c.State != "terminated" || c.ExitCode == nil:
+		b.Require(false, "pod %s's container's last state before its DELETED is %q, not terminated", Pod, c.State)
+	default:
+		b.Observe("pod_exit_code", *c.ExitCode)
+		b.Require(*c.ExitCode == 0, "pod %s's container exited %d: it was killed, not ended by itself within its grace period", Pod, *c.ExitCode)
+	}
 }

@@ -201,6 +201,56 @@ func TestClaimsFailOnContradictingRecords(t *testing.T) {
 		{"the run's namespace gone long after its pod", idPodsFirst, func(t *testing.T, rec *evidence.Record) {
 			goneAt(t, rec, rec.Namespace, podDeleted(t, rec).Add(podsFirstGoneWithin+time.Second))
 		}},
+		{"the condition seen before the controller's 5 s delay", idAPIHolds, func(t *testing.T, rec *evidence.Record) {
+			ns := APIServiceNamespace(rec.Namespace)
+			del := action(t, rec, "delete-namespace")
+			for i, e := range rec.NamespaceEvents {
+				if e.Name == ns && e.True(DiscoveryFailure) {
+					rec.NamespaceEvents[i].ObservedAt = del.Add(controllerDelay - time.Second)
+				}
+			}
+		}},
+		{"the namespace seen being deleted before the lab's delete", idOrphanHolds, func(t *testing.T, rec *evidence.Record) {
+			ns := OrphanNamespace(rec.Namespace)
+			del := action(t, rec, "delete-namespace")
+			for _, a := range rec.Actions {
+				if a.Kind == "delete-namespace" && a.Target == ns {
+					del = a.StartedAt
+				}
+			}
+			rec.NamespaceEvents = append([]evidence.NamespaceEvent{{ObservedAt: del.Add(-time.Second), Type: "MODIFIED", Name: ns, DeletionTimestamp: &del}}, rec.NamespaceEvents...)
+		}},
+		{"the discovery failure never cleared before the namespace went", idAPIFrees, func(t *testing.T, rec *evidence.Record) {
+			rel := action(t, rec, "delete-apiservice")
+			editConditions(rec, APIServiceNamespace(rec.Namespace), func(c *evidence.NamespaceCondition) {
+				if c.Type == DiscoveryFailure {
+					c.Status = "True"
+				}
+			})
+			_ = rel
+		}},
+		{"the namespaces watch was down while the orphan's namespace was held", idOrphanFrees, func(t *testing.T, rec *evidence.Record) {
+			rel := action(t, rec, "remove-finalizer")
+			rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchNamespaces, From: rel, To: rel.Add(time.Second), Why: "test"})
+		}},
+		{"the pod was killed (exit 137), not ended by itself", idPodsFirst, func(t *testing.T, rec *evidence.Record) {
+			events := append([]evidence.PodEvent(nil), rec.PodEvents...)
+			for i, e := range events {
+				cs := append([]evidence.ContainerState(nil), e.Containers...)
+				for j := range cs {
+					if cs[j].ExitCode != nil {
+						code := int32(137)
+						cs[j].ExitCode = &code
+					}
+				}
+				events[i].Containers = cs
+			}
+			rec.PodEvents = events
+		}},
+		{"the pods watch was down while the pod terminated", idClaimHeld, func(t *testing.T, rec *evidence.Record) {
+			gone := podDeleted(t, rec)
+			rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: gone.Add(-2 * time.Second), To: gone, Why: "test"})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := load(t)
