@@ -93,12 +93,12 @@ type hold struct {
 	// afterGone counts events recorded after its DELETED: none can be;
 	// early those that showed it being deleted before the delete.
 	afterGone, early int
-	deleted *time.Time // the delete (the action's start, or the audit log's time by -by)
-	release *time.Time // the release action
-	shown   *evidence.NamespaceEvent
-	gone    *evidence.NamespaceEvent
-	goneAt  time.Time
-	rec     *evidence.Record
+	deleted          *time.Time // the delete (the action's start, or the audit log's time by -by)
+	release          *time.Time // the release action
+	shown            *evidence.NamespaceEvent
+	gone             *evidence.NamespaceEvent
+	goneAt           time.Time
+	rec              *evidence.Record
 }
 
 // holdOf reads the namespace's delete and release actions and its events:
