@@ -193,7 +193,7 @@ func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, r
 		if e.Resource != "namespaces" || e.Name != ns {
 			continue
 		}
-		if e.ByPerson() && (e.Subresource == "finalize" || (e.Subresource == "" && (e.Verb == "patch" || e.Verb == "update"))) {
+		if e.ByPerson() && !e.DryRun && (e.Subresource == "finalize" || (e.Subresource == "" && (e.Verb == "patch" || e.Verb == "update"))) {
 			b.Require(false, "%s: a person or script changed the namespace's finalizers", e.Describe())
 		}
 		if e.Subresource == "finalize" && e.User == NamespaceController && e.Succeeded() && finalized == nil {
@@ -284,7 +284,8 @@ func orphanHolds(rec *evidence.Record) claims.Claim {
 	var deletedBy string
 	others := 0
 	for _, e := range rec.Audit {
-		if e.Resource != Plural || e.Namespace != ns || e.ReceivedAt.Before(*h.deleted) || !e.ReceivedAt.Before(*h.release) {
+		// A server-side dry run (diagnose's, of the finalizer's removal) changes nothing.
+		if e.Resource != Plural || e.Namespace != ns || e.DryRun || e.ReceivedAt.Before(*h.deleted) || !e.ReceivedAt.Before(*h.release) {
 			continue
 		}
 		switch {

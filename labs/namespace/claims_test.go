@@ -265,3 +265,16 @@ func TestAnswerSaysEachCause(t *testing.T) {
 	a := Answer(rec, Claims(rec))
 	labtest.Contains(t, "the answer", a, "NamespaceDeletionDiscoveryFailure", Finalizer, PVCProtection, "No namespace's finalizers were stripped")
 }
+
+// A server-side dry run of the finalizer's removal while the namespace is
+// held (diagnose asks whether the patch would be accepted) changes nothing:
+// it is no controller acting.
+func TestADryRunIsNoChange(t *testing.T) {
+	rec := load(t)
+	at := action(t, rec, "remove-finalizer").Add(-time.Second)
+	addAudit(rec, evidence.AuditEvent{ReceivedAt: at, User: "kubernetes-admin", Verb: "patch", Resource: Plural,
+		Namespace: OrphanNamespace(rec.Namespace), Name: Resource, DryRun: true})
+	addAudit(rec, evidence.AuditEvent{ReceivedAt: at, User: "kubernetes-admin", Verb: "patch", Resource: "namespaces",
+		Name: OrphanNamespace(rec.Namespace), DryRun: true})
+	labtest.AllPass(t, Claims(rec), 6)
+}
