@@ -56,6 +56,8 @@ func TestPictureChecksCatchAMissingAnswer(t *testing.T) {
 					run.Sections[i].Traffic = nil
 				}
 			}},
+		{lab: "namespace", what: "no namespace marked held or gone",
+			run: func(run *report.Run) { run.Moments = nil }},
 		{lab: "sidecar", what: "no shutdown order drawn",
 			run: func(run *report.Run) { run.Moments = nil }},
 		{lab: "sidecar", what: "sidecar-a and sidecar-b swapped in the order",
