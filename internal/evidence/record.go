@@ -93,6 +93,11 @@ type Record struct {
 	RequestReads []RequestsRead `json:"request_reads,omitempty"`
 	// TaskExits are containerd's exit events of containers on a node (lab:graceful).
 	TaskExits []TaskExit `json:"task_exits,omitempty"`
+	// Journal are a node unit's journal entries that concern the run (the
+	// kubelet's, naming the run's pods: lab:mount), and Mounts the looks at
+	// a node's mount table and at what holds a mount.
+	Journal []JournalEntry `json:"journal,omitempty"`
+	Mounts  []MountLook    `json:"mount_looks,omitempty"`
 }
 
 // PodList is one LIST of the run's pods: when, why, at which

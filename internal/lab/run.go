@@ -241,7 +241,12 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	}
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
 	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter))
+		// termlab arms the switch itself, as it does when it stops the kubelet.
+		arm := cmds[0]
+		if err := node.CommandContext(ctx, arm[0], arm[1:]...).Run(); err != nil {
+			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
+		}
+		return unlessSkipped(r.byOtherOnNode(ctx, a, kubeletStopped, node, "docker exec "+node.String()+" systemctl stop kubelet"))
 	}
 	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
@@ -253,13 +258,22 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	return nil
 }
 
+// The kubelet's changes, as a person or a script makes them.
+var (
+	kubeletStopped = unitChange{kind: "stop-kubelet", unit: "kubelet", active: false, what: "the kubelet"}
+	kubeletStarted = unitChange{kind: "start-kubelet", unit: "kubelet", active: true, what: "the kubelet"}
+)
+
 // StartKubelet starts the kubelet on the node again and disarms its switch.
 func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
 	if a := r.actorNow(); a != nil {
-		if err := r.byOtherOnNode(ctx, a, "start-kubelet", node, "docker exec "+node.String()+" systemctl start kubelet", 0); err != nil {
+		if err := r.byOtherOnNode(ctx, a, kubeletStarted, node, "docker exec "+node.String()+" systemctl start kubelet"); err != nil {
 			// Skipped, the kubelet is still stopped: cleanup starts it.
 			return unlessSkipped(err)
+		}
+		if err := kubelet.Start(ctx, node, r.ID); err != nil { // already running: this disarms the switch
+			return err
 		}
 		r.mu.Lock()
 		delete(r.stoppedKubelet, node.String())
