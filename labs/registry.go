@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	"github.com/termlab/termlab/labs/graceful"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
+	"github.com/termlab/termlab/labs/mount"
 	"github.com/termlab/termlab/labs/orphan"
 	"github.com/termlab/termlab/labs/scale"
 	"github.com/termlab/termlab/labs/sidecar"
@@ -28,6 +29,7 @@ var All = []lab.Definition{
 	graceful.Definition,
 	kwoklab.Definition,
 	sidecar.Definition,
+	mount.Definition,
 	scale.Definition,
 }
 

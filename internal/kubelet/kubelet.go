@@ -16,16 +16,11 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/kind/pkg/exec"
-
 	"github.com/termlab/termlab/internal/nodeunit"
 )
 
 // Node is a kind node: kind's nodes.Node satisfies it (the one exec seam).
-type Node interface {
-	CommandContext(ctx context.Context, name string, args ...string) exec.Cmd
-	String() string
-}
+type Node = nodeunit.Node
 
 // unitPrefix names the switches' transient units: termlab-restore-kubelet-<run id>.
 const unitPrefix = "termlab-restore-kubelet-"

@@ -46,6 +46,7 @@ type Run struct {
 	restoring          sync.Mutex
 	noNodeNoted        bool // the run was told once that it cannot reach the nodes
 	stoppedKubelet     map[string]cluster.Node
+	heldMounts         map[string]cluster.Node // nodes where a process of the run keeps a mount busy
 	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []cluster.Node
 	// actor does the actions while the steps run, when Options.By is not termlab (by.go).
@@ -460,6 +461,9 @@ func (r *Run) cleanup(ctx context.Context) error {
 		defer end(nil)
 	}
 	if _, err := r.restoreKubelets(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.releaseMounts(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	r.mu.Lock()

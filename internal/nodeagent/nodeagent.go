@@ -26,7 +26,7 @@ type Response struct {
 // (systemctl, systemd-run, journalctl) need. Anything else is refused.
 var Commands = map[string]bool{
 	"crictl": true, "systemctl": true, "systemd-run": true, "journalctl": true,
-	"stat": true, "tail": true, "ls": true, "cat": true,
+	"stat": true, "tail": true, "ls": true, "cat": true, "readlink": true,
 }
 
 // TokenEnv is the agent's environment variable holding the token.

@@ -1,14 +1,12 @@
 package recorder
 
 import (
-	"encoding/json"
-	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/nodeunit"
 )
 
 // FollowJournal streams the node's journal of unit (`journalctl -u <unit>
@@ -21,46 +19,16 @@ func (r *Recorder) FollowJournal(node Node, unit, keep string, within time.Durat
 	command := "journalctl -u " + unit + " -o json --follow --lines=0 --no-pager"
 	return r.followOnNode(node, "following the journal of "+unit, rel, command, within, func(line []byte, f io.Writer) {
 		_, _ = f.Write(append(append([]byte(nil), line...), '\n'))
-		e, err := ParseJournalLine(line)
-		if err != nil || !strings.Contains(e.Message, keep) {
+		j, err := nodeunit.ParseJournalLine(line)
+		if err != nil || !strings.Contains(j.Message, keep) {
 			return
 		}
-		e.Node, e.Unit, e.ObservedAt, e.Path = node.String(), unit, now(), rel
+		e := evidence.JournalEntry{Node: node.String(), Unit: unit, At: j.At, Message: j.Message, ObservedAt: now(), Path: rel}
 		r.mu.Lock()
 		r.rec.Journal = append(r.rec.Journal, e)
 		r.broadcast()
 		r.mu.Unlock()
 	})
-}
-
-// ParseJournalLine reads one line of `journalctl -o json`: the entry's time
-// (__REALTIME_TIMESTAMP, microseconds since the epoch, node clock) and its
-// MESSAGE (a string, or an array of bytes when it is not valid UTF-8).
-func ParseJournalLine(line []byte) (evidence.JournalEntry, error) {
-	var raw struct {
-		Realtime string          `json:"__REALTIME_TIMESTAMP"`
-		Message  json.RawMessage `json:"MESSAGE"`
-	}
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return evidence.JournalEntry{}, fmt.Errorf("reading a journal line: %w", err)
-	}
-	us, err := strconv.ParseInt(raw.Realtime, 10, 64)
-	if err != nil {
-		return evidence.JournalEntry{}, fmt.Errorf("reading a journal entry's time %q: %w", raw.Realtime, err)
-	}
-	var msg string
-	if err := json.Unmarshal(raw.Message, &msg); err != nil {
-		var bytes []byte
-		var ints []int
-		if err := json.Unmarshal(raw.Message, &ints); err != nil {
-			return evidence.JournalEntry{}, fmt.Errorf("reading a journal entry's message: %w", err)
-		}
-		for _, i := range ints {
-			bytes = append(bytes, byte(i))
-		}
-		msg = string(bytes)
-	}
-	return evidence.JournalEntry{At: time.UnixMicro(us).UTC(), Message: msg}, nil
 }
 
 // AddMountLook records a look at a node's mount table and at what holds a
