@@ -32,6 +32,7 @@ var pictureChecks = map[string]func(t checker, pic picture, rec *evidence.Record
 	"sidecar":     showsShutdownOrder,
 	"stuck":       showsTerminatingPastNotReady,
 	"force":       showsObjectGoneContainerRunning,
+	"mount":       showsHeldByBusyMount,
 }
 
 // Each lab's picture shows its answer: the committed runs (the reference

@@ -60,23 +60,48 @@ func collectTeardown(ctx context.Context, node kubelet.Node, pod *corev1.Pod) (T
 		tc.Err = fmt.Sprintf("on node %s: %s: %v: %s", node, TeardownCommand, err, strings.TrimSpace(stderr.String()))
 		return tc, []byte(tc.Err + "\n")
 	}
-	var kept bytes.Buffer
+	// journald keeps each further line of a kubelet message (umount's
+	// "target is busy") as an entry of its own: put them back together.
+	type message struct {
+		entry nodeunit.JournalEntry
+		lines [][]byte
+	}
+	var messages []message
 	for _, line := range bytes.Split(out.Bytes(), []byte("\n")) {
 		e, err := nodeunit.ParseJournalLine(line)
 		if err != nil {
 			continue
 		}
-		t, ok := kubelet.ParseTeardown(e.Message)
+		if n := len(messages); n > 0 && kubelet.Continues(e.Message) {
+			messages[n-1].entry.Message += "\n" + e.Message
+			messages[n-1].lines = append(messages[n-1].lines, line)
+			continue
+		}
+		messages = append(messages, message{entry: e, lines: [][]byte{line}})
+	}
+	var kept bytes.Buffer
+	for _, m := range messages {
+		t, ok := kubelet.ParseTeardown(m.entry.Message)
 		if !ok || !strings.Contains(t.Volume, "/"+string(pod.UID)+"-") {
 			continue
 		}
-		first, _, _ := strings.Cut(e.Message, "\n")
-		tc.Entries = append(tc.Entries, TeardownEntry{At: e.At, Teardown: t, Message: first})
-		kept.Write(line)
-		kept.WriteByte('\n')
+		tc.Entries = append(tc.Entries, TeardownEntry{At: m.entry.At, Teardown: t, Message: summary(m.entry.Message)})
+		for _, l := range m.lines {
+			kept.Write(l)
+			kept.WriteByte('\n')
+		}
 	}
 	tc.Output = fmt.Sprintf("%d entries on the pod's volumes", len(tc.Entries))
 	return tc, kept.Bytes()
+}
+
+// summary is a kubelet message as a finding quotes it: from its error on,
+// and umount's output, on one line.
+func summary(msg string) string {
+	if _, rest, ok := strings.Cut(msg, "Error: "); ok {
+		msg = rest
+	}
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 // busyVolume is a volume of the pod whose last logged unmount failed because

@@ -54,3 +54,13 @@ func ParseTeardown(msg string) (t Teardown, ok bool) {
 func VolumeOfPod(unique, podUID, volume string) bool {
 	return strings.HasSuffix(unique, "/"+podUID+"-"+volume)
 }
+
+// klogHeader opens every line the kubelet logs (klog's text format:
+// "E1204 14:10:34.203928     251 file.go:348] …"). journald keeps each
+// further line of a multi-line message (umount's output, with "target is
+// busy") as an entry of its own.
+var klogHeader = regexp.MustCompile(`^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s`)
+
+// Continues reports whether a journal entry of the kubelet is a further
+// line of the message logged before it.
+func Continues(msg string) bool { return !klogHeader.MatchString(msg) }

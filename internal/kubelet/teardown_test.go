@@ -34,3 +34,14 @@ func TestParseTeardown(t *testing.T) {
 		t.Errorf("a mount read as a teardown")
 	}
 }
+
+func TestContinues(t *testing.T) {
+	if Continues(`E1204 14:10:34.203928     251 nestedpendingoperations.go:348] Operation for "{…}" failed.`) {
+		t.Error("a kubelet log line read as a continuation")
+	}
+	for _, c := range []string{"Unmounting arguments: /var/lib/kubelet/pods/u/volumes/kubernetes.io~empty-dir/scratch", "Output: umount: /x: target is busy.", ""} {
+		if !Continues(c) {
+			t.Errorf("%q not read as a continuation", c)
+		}
+	}
+}

@@ -74,12 +74,26 @@ func podUID(rec *evidence.Record) string {
 func teardowns(rec *evidence.Record) []teardown {
 	uid := podUID(rec)
 	var out []teardown
-	for _, e := range rec.Journal {
+	for _, e := range joined(rec.Journal) {
 		t, ok := kubelet.ParseTeardown(e.Message)
 		if e.Unit != journal || !ok || uid == "" || !kubelet.VolumeOfPod(t.Volume, uid, volume) || (t.Failed && !t.Busy) {
 			continue
 		}
 		out = append(out, teardown{entry: e, Teardown: t})
+	}
+	return out
+}
+
+// joined puts the kubelet's multi-line messages back together: journald
+// keeps each further line (umount's "target is busy") as an entry of its own.
+func joined(entries []evidence.JournalEntry) []evidence.JournalEntry {
+	var out []evidence.JournalEntry
+	for _, e := range entries {
+		if n := len(out); n > 0 && kubelet.Continues(e.Message) && out[n-1].Node == e.Node && out[n-1].Unit == e.Unit {
+			out[n-1].Message += "\n" + e.Message
+			continue
+		}
+		out = append(out, e)
 	}
 	return out
 }
@@ -120,7 +134,8 @@ func staysWhileBusy(rec *evidence.Record) claims.Claim {
 	relAt := rec.ActionStamp(rel)
 	held := rec.Between(evidence.OnHost(exit.ObservedAt), relAt)
 	b.ObserveInterval("held_after_exit_seconds", held)
-	b.WithinClocks(held, holdPast, claims.NoUpperBound, "from the container's exit (crictl) to the release")
+	b.Require(b.WithinClocks(held, holdPast, claims.NoUpperBound, "from the container's exit (crictl) to the release"),
+		"the mount was released %s after the container's exit, sooner than the %s the lab holds it", held.D.Round(time.Millisecond), holdPast)
 	if gone, ok := rec.Deleted(pod); ok {
 		b.Require(!before(rec, evidence.OnHost(gone.ObservedAt), relAt), "pod %s was DELETED at %s, before the release at %s: something other than the mount let it go", pod, gone.ObservedAt.Format(time.RFC3339Nano), rel.StartedAt.Format(time.RFC3339Nano))
 	}
@@ -185,7 +200,8 @@ func goneAfterRelease(rec *evidence.Record) claims.Claim {
 		wait.D = 0
 	}
 	b.ObserveInterval("retry_after_release_seconds", wait)
-	b.WithinClocks(after, claims.NoLowerBound, wait.D+afterRetryAllowance, "from the release to the DELETED event")
+	b.Require(b.WithinClocks(after, claims.NoLowerBound, wait.D+afterRetryAllowance, "from the release to the DELETED event"),
+		"pod %s was DELETED %s after the release, later than the kubelet's next retry (%s after it) + %s", pod, after.D.Round(time.Millisecond), wait.D.Round(time.Millisecond), afterRetryAllowance)
 	b.Require(after.D >= 0, "pod %s was DELETED %s before the release", pod, (-after.D).Round(time.Millisecond))
 	return b.Done()
 }

@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
 
 // recorded is a real lab:mount run on the termlab cluster (kubelet v1.37.2,
 // containerd 1.7); the whole objects are left out of events.jsonl.
-const recorded = "testdata/RUN"
+const recorded = "testdata/20261204-141026-42ed"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
@@ -142,7 +143,7 @@ func TestWithoutNodeAccessTheNodeClaimsAreNotChecked(t *testing.T) {
 	rec := load(t)
 	rec.NodeAccess = evidence.NodeAccessNone
 	for _, c := range Claims(rec) {
-		if c.ID != idExited && c.Verdict != "not checked" {
+		if c.ID != idExited && c.Verdict != claims.NotChecked {
 			t.Errorf("%s: %s without node access", c.ID, c.Verdict)
 		}
 	}
