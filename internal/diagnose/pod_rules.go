@@ -253,7 +253,10 @@ var podAdvice = []adviceRule{
 		text: func(*podFacts) []string {
 			return one("Its status names no container (none was ever reported started), so there was nothing to look for on the node: a force delete leaves behind only a container the kubelet started and never reported.")
 		}},
-	{id: "force-delete-leaves-nothing", when: func(f *podFacts) bool { return forceWhenAllExited(f) && deletingWithoutFinalizers(f) }, risk: RiskLow,
+	// A busy volume's own advice says what a force delete leaves (the mount).
+	{id: "force-delete-leaves-nothing", when: func(f *podFacts) bool {
+		return forceWhenAllExited(f) && deletingWithoutFinalizers(f) && !volumeBusy(f)
+	}, risk: RiskLow,
 		text: func(*podFacts) []string {
 			return one("no container of the pod runs on the node, so a force delete leaves no process behind.")
 		}},

@@ -95,9 +95,13 @@ func collectTeardown(ctx context.Context, node kubelet.Node, pod *corev1.Pod) (T
 	return tc, kept.Bytes()
 }
 
-// summary is a kubelet message as a finding quotes it: from its error on,
-// and umount's output, on one line.
+// summary is a kubelet message as a finding quotes it: umount's own words
+// where the message carries them ("umount: <path>: target is busy."), or
+// its error, on one line.
 func summary(msg string) string {
+	if i := strings.LastIndex(msg, "Output: "); i >= 0 {
+		return strings.Join(strings.Fields(msg[i+len("Output: "):]), " ")
+	}
 	if _, rest, ok := strings.Cut(msg, "Error: "); ok {
 		msg = rest
 	}
@@ -180,7 +184,7 @@ func teardownFindings(f *podFacts) []Finding {
 	var out []Finding
 	for _, b := range busy {
 		out = append(out, Finding{ID: FindTeardown, Level: Blocking, Verdict: "busy", Evidence: ev,
-			Text: fmt.Sprintf("%sthe kubelet cannot unmount volume %s (%s): busy — %s in its journal since %s, the last at %s; it tries again at %s (back-off %s). %s",
+			Text: fmt.Sprintf("%sthe kubelet cannot unmount volume %s (%s): busy — %s in its journal since %s, the last at %s; it tries again at %s (back-off %s). The kubelet's last word: %s",
 				exitedPrefix(f), b.name, b.path, count(b.failures, "failed unmount", "failed unmounts"), b.first.Format(time.RFC3339), b.last.Format(time.RFC3339), b.retryAt.Format(time.RFC3339), b.backoff, b.detail)})
 	}
 	return out
