@@ -29,4 +29,5 @@ var Floors = map[string]float64{
 	"scale":       0.37,
 	"sidecar":     0.13,
 	"graceful":    0.11,
+	"mount":       0.20,
 }

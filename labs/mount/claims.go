@@ -2,6 +2,7 @@ package mount
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ const (
 	// minFailures: a busy mount fails the first unmount right after the
 	// exit and the retries after 0.5, 1 and 2 s; holdPast sees more.
 	minFailures = 3
+	// holdSpread: how far runs' holds may differ — the lab's fixed wait,
+	// plus a snapshot and a look at the node (about a second) before the
+	// release.
+	holdSpread = 3 * time.Second
 )
 
 // Claim ids.
@@ -45,9 +50,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0) within %s (the kubelet's sync after the delete and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends.",
 				claims.InSeconds(exitWithin), claims.InSeconds(grace)),
 			Pod: pod, After: deleteAct, Within: exitWithin, WhileObjectExists: true, WantSIGTERM: true, WantExitCode: &exitedCode,
-		}),
-		staysWhileBusy(rec),
-		goneAfterRelease(rec),
+		}).WithTolerance("stopped_after_seconds", exitWithin),
+		// The hold is the lab's own wait plus a look at the node.
+		staysWhileBusy(rec).WithTolerance("held_after_exit_seconds", holdSpread),
+		goneAfterRelease(rec).WithTolerance("deleted_after_retry_seconds", afterRetryAllowance),
 		unmounted(rec),
 	}
 }
@@ -161,7 +167,7 @@ func staysWhileBusy(rec *evidence.Record) claims.Claim {
 }
 
 func goneAfterRelease(rec *evidence.Record) claims.Claim {
-	b := claims.NewBuilder(idGone, fmt.Sprintf("Released, the pod goes at the kubelet's next unmount retry: its DELETED event comes no later than %s after the retry time the kubelet's last failure before the release logged (No retries permitted until …), or after the release where that time had passed: the reconciler runs every 100 ms, the pod worker's wait for the unmount polls every 300 ms, then the kubelet's final delete (%s) and the watch (%s). Not at once: the back-off decides, so the longer a mount was busy, the longer after its release the pod can take (up to 2 min 2 s).",
+	b := claims.NewBuilder(idGone, fmt.Sprintf("Released, the pod goes at the kubelet's next unmount retry: the kubelet's journal says UnmountVolume.TearDown succeeded, and the pod's DELETED event comes after that and no later than %s after the retry time the kubelet's last failure before the release logged (No retries permitted until …), or after the release where that time had passed: the reconciler runs every 100 ms, the pod worker's wait for the unmount polls every 300 ms, then the kubelet's final delete (%s) and the watch (%s). Not at once: the back-off decides, so the longer a mount was busy, the longer after its release the pod can take (up to 2 min 2 s).",
 		claims.InSeconds(afterRetryAllowance), claims.InSeconds(claims.KubeletSyncAllowance), claims.InSeconds(claims.WatchAllowance)), evidence.EventsFile)
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		b.NotChecked("the run had no node access: the kubelet's journal was not read")
@@ -200,6 +206,20 @@ func goneAfterRelease(rec *evidence.Record) claims.Claim {
 		wait.D = 0
 	}
 	b.ObserveInterval("retry_after_release_seconds", wait)
+	b.Observe("deleted_after_retry_seconds", math.Round((after.D-wait.D).Seconds()*1000)/1000)
+	// The kubelet's own word that the retry unmounted it, between the release and the DELETED.
+	var unmountedAt *teardown
+	for _, t := range teardowns(rec) {
+		if !t.Failed && !before(rec, t.onNode(), relAt) {
+			t := t
+			unmountedAt = &t
+			break
+		}
+	}
+	if b.Require(unmountedAt != nil, "the kubelet's journal shows no UnmountVolume.TearDown succeeded for volume %s after the release", volume) {
+		b.Observe("unmounted_at", unmountedAt.entry.At.Format(time.RFC3339Nano))
+		b.Require(before(rec, unmountedAt.onNode(), evidence.OnHost(gone.ObservedAt)), "the kubelet logged the unmount at %s, after the DELETED event at %s", unmountedAt.entry.At.Format(time.RFC3339Nano), gone.ObservedAt.Format(time.RFC3339Nano))
+	}
 	b.Require(b.WithinClocks(after, claims.NoLowerBound, wait.D+afterRetryAllowance, "from the release to the DELETED event"),
 		"pod %s was DELETED %s after the release, later than the kubelet's next retry (%s after it) + %s", pod, after.D.Round(time.Millisecond), wait.D.Round(time.Millisecond), afterRetryAllowance)
 	b.Require(after.D >= 0, "pod %s was DELETED %s before the release", pod, (-after.D).Round(time.Millisecond))
@@ -207,39 +227,50 @@ func goneAfterRelease(rec *evidence.Record) claims.Claim {
 }
 
 func unmounted(rec *evidence.Record) claims.Claim {
-	b := claims.NewBuilder(idUnmount, fmt.Sprintf("The node's mount table says the same: while held, the volume %s is a tmpfs mounted under the kubelet's pod directory and the holding process's working directory (/proc/<pid>/cwd) is that mount; after the pod is gone, nothing is mounted there and no process holds it.", volume))
+	b := claims.NewBuilder(idUnmount, fmt.Sprintf("The node's mount table says the same: at every look before the release the volume %s is a tmpfs mounted under the kubelet's pod directory, and at every look from the hold to the release the holding process runs with its working directory (/proc/<pid>/cwd) in that mount; after the pod is gone, nothing is mounted there and no process holds it.", volume))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		b.NotChecked("the run had no node access: the mount table was not read")
 		return b.Done()
 	}
+	hold, okHold := firstOf(rec, holdAct)
+	rel, okRel := firstOf(rec, releaseAct)
 	gone, okGone := rec.Deleted(pod)
-	var heldLook, afterLook *evidence.MountLook
-	for i := range rec.Mounts {
-		l := &rec.Mounts[i]
+	if !b.Require(okHold && okRel, "no %s and %s in the record", holdAct, releaseAct) {
+		return b.Done()
+	}
+	var before, held, after int
+	for _, l := range rec.Mounts {
 		if l.Error != "" {
+			b.Require(false, "the look %q at %s failed: %s", l.Why, l.Node, l.Error)
 			continue
 		}
-		if l.HolderState == "active" && heldLook == nil {
-			heldLook = l
+		at := evidence.OnHost(l.At)
+		switch {
+		case okGone && l.At.After(gone.ObservedAt):
+			after++
+			b.Cite(l.Path)
+			b.Observe("mounted_after_gone", len(l.Mounted))
+			b.Require(len(l.Mounted) == 0, "after the pod was gone, %s is still mounted: %v", l.Dir, l.Mounted)
+			b.Require(l.HolderState != "active", "after the pod was gone, the holding process still runs (%s)", l.HolderState)
+		case rec.Between(at, rec.ActionStamp(rel)).D > 0:
+			before++
+			b.Require(len(l.Mounted) > 0 && strings.Contains(l.Mounted[0], " - tmpfs "), "at the look %q, before the release, %s was not a tmpfs mount: %v", l.Why, l.Dir, l.Mounted)
+			if rec.Between(rec.ActionStamp(hold), at).D < 0 {
+				continue // before the hold: nothing holds it yet
+			}
+			held++
+			b.Cite(l.Path)
+			if held == 1 {
+				b.Observe("held_mount", strings.Join(l.Mounted, "\n"))
+				b.Observe("holder_pid", l.HolderPID)
+				b.Observe("holder_cwd", l.HolderCwd)
+			}
+			b.Require(l.HolderState == "active" && l.HolderCwd == l.Dir, "at the look %q the holding process is %s with its working directory %q, not in the volume %s", l.Why, l.HolderState, l.HolderCwd, l.Dir)
 		}
-		if okGone && l.At.After(gone.ObservedAt) {
-			afterLook = l
-		}
 	}
-	if b.Require(heldLook != nil, "no look at the node found the holding process active") {
-		b.Cite(heldLook.Path)
-		b.Observe("held_mount", strings.Join(heldLook.Mounted, "\n"))
-		b.Observe("holder_pid", heldLook.HolderPID)
-		b.Observe("holder_cwd", heldLook.HolderCwd)
-		b.Require(len(heldLook.Mounted) > 0 && strings.Contains(heldLook.Mounted[0], " - tmpfs "), "while held, %s was not a tmpfs mount: %v", heldLook.Dir, heldLook.Mounted)
-		b.Require(heldLook.HolderCwd == heldLook.Dir, "the holding process's working directory is %q, not the volume %s", heldLook.HolderCwd, heldLook.Dir)
-	}
-	if b.Require(afterLook != nil, "no look at the node after pod %s was gone", pod) {
-		b.Cite(afterLook.Path)
-		b.Observe("mounted_after_gone", len(afterLook.Mounted))
-		b.Require(len(afterLook.Mounted) == 0, "after the pod was gone, %s is still mounted: %v", afterLook.Dir, afterLook.Mounted)
-		b.Require(afterLook.HolderState != "active", "after the pod was gone, the holding process still runs (%s)", afterLook.HolderState)
-	}
+	b.Observe("looks_held", held)
+	b.Require(held > 0, "no look at the node between the hold and the release")
+	b.Require(after > 0, "no look at the node after pod %s was gone", pod)
 	return b.Done()
 }
 

@@ -156,3 +156,33 @@ func mustAction(t *testing.T, rec *evidence.Record, kind string) evidence.Action
 	}
 	return a
 }
+
+func TestNoUnmountLoggedAfterTheReleaseFails(t *testing.T) {
+	rec := load(t)
+	keepJournal(rec, func(e evidence.JournalEntry) bool { return !strings.Contains(e.Message, "TearDown succeeded") })
+	labtest.MustFail(t, Claims(rec), idGone)
+}
+
+func TestUnmountedWhileHeldFails(t *testing.T) {
+	rec := load(t)
+	for i := range rec.Mounts {
+		if rec.Mounts[i].HolderState == "active" {
+			rec.Mounts[i].Mounted = nil
+			break
+		}
+	}
+	labtest.MustFail(t, Claims(rec), idUnmount)
+}
+
+func TestHolderGoneBeforeTheReleaseFails(t *testing.T) {
+	rec := load(t)
+	n := 0
+	for i := range rec.Mounts {
+		if rec.Mounts[i].HolderState == "active" {
+			if n++; n == 2 { // the look after the hold's wait
+				rec.Mounts[i].HolderState, rec.Mounts[i].HolderCwd = "inactive", ""
+			}
+		}
+	}
+	labtest.MustFail(t, Claims(rec), idUnmount)
+}
