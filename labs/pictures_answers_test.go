@@ -171,12 +171,7 @@ func laneNumbered(pic picture, n string) *element {
 // Terminating past its node's NotReady by at least what the claims
 // measured, and ends with the pod GC's force delete, marked on that lane.
 func showsTerminatingPastNotReady(t checker, pic picture, rec *evidence.Record, decided []claims.Claim) {
-	var api element
-	for _, l := range pic.all("lane-api") {
-		if l.attr("data-pod") == "stuck" {
-			api = l
-		}
-	}
+	api := pic.apiLane("stuck")
 	deleting := pic.inside(api, "segment-deleting")
 	var notReady []element
 	for _, l := range pic.all("lane-node") {
@@ -296,12 +291,7 @@ func mapValue(m any, key string) any {
 // as the claims counted, all inside those spans, and their end comes after
 // the retry mark the last failure set, not before it.
 func showsHeldByBusyMount(t checker, pic picture, rec *evidence.Record, decided []claims.Claim) {
-	var api element
-	for _, l := range pic.all("lane-api") {
-		if l.attr("data-pod") == "mounted" {
-			api = l
-		}
-	}
+	api := pic.apiLane("mounted")
 	deleting := pic.inside(api, "segment-deleting")
 	if len(deleting) != 1 {
 		t.Fatalf("%d Terminating spans of pod mounted, want 1", len(deleting))

@@ -294,6 +294,17 @@ func (p picture) all(class string) []element {
 	return out
 }
 
+// apiLane is the pod's API lane (the last drawn, for a pod drawn twice).
+func (p picture) apiLane(pod string) element {
+	var api element
+	for _, l := range p.all("lane-api") {
+		if l.attr("data-pod") == pod {
+			api = l
+		}
+	}
+	return api
+}
+
 func (p picture) inside(lane element, class string) []element {
 	var out []element
 	for _, e := range p.elements {

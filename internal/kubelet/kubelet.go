@@ -197,14 +197,7 @@ func switchUnits(listUnits string) []string {
 
 // run runs a command on a node, keeping its output in the error.
 func run(ctx context.Context, node Node, argv ...string) error {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SetStdout(&out)
-	cmd.SetStderr(&out)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
-	}
-	return nil
+	return nodeunit.Run(ctx, node, argv...)
 }
 
 // ChangedAt is when systemd on the node last had the kubelet's unit enter

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -69,15 +68,8 @@ func (r *Run) releaseMounts(ctx context.Context) error {
 	r.restoring.Lock()
 	defer r.restoring.Unlock()
 	r.setActor(nil) // termlab restores what the run changed itself
-	r.mu.Lock()
-	held := make([]cluster.Node, 0, len(r.heldMounts))
-	for _, n := range r.heldMounts {
-		held = append(held, n)
-	}
-	r.mu.Unlock()
-	sort.Slice(held, func(i, j int) bool { return held[i].String() < held[j].String() })
 	var errs []error
-	for _, n := range held {
+	for _, n := range r.nodesOf(r.heldMounts) {
 		r.Log.Infof("cleanup: ending the process that keeps a mount busy on %s", n)
 		if err := r.ReleaseMount(ctx, n); err != nil {
 			errs = append(errs, err)

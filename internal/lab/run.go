@@ -432,13 +432,7 @@ func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
 	r.setActor(nil) // termlab restores what the run changed itself
-	r.mu.Lock()
-	stopped := make([]cluster.Node, 0, len(r.stoppedKubelet))
-	for _, n := range r.stoppedKubelet {
-		stopped = append(stopped, n)
-	}
-	r.mu.Unlock()
-	sort.Slice(stopped, func(i, j int) bool { return stopped[i].String() < stopped[j].String() })
+	stopped := r.nodesOf(r.stoppedKubelet)
 	var errs []error
 	for _, n := range stopped {
 		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
@@ -450,6 +444,19 @@ func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
 	r.mu.Unlock()
 	return stopped, errors.Join(errs...)
+}
+
+// nodesOf is the nodes of one of the run's lists (stopped kubelets, held
+// mounts), by name.
+func (r *Run) nodesOf(list map[string]cluster.Node) []cluster.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]cluster.Node, 0, len(list))
+	for _, n := range list {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
 }
 
 // cleanup restarts every kubelet the run stopped, then (unless Keep) removes

@@ -52,7 +52,7 @@ func ReleaseCommands() [][]string { return [][]string{{"systemctl", "stop", Unit
 // Hold starts the holder in dir; it fails if the process did not start there.
 func Hold(ctx context.Context, node Node, runID, dir string, maxHold time.Duration) error {
 	for _, argv := range HoldCommands(runID, dir, maxHold) {
-		if err := run(ctx, node, argv...); err != nil {
+		if err := nodeunit.Run(ctx, node, argv...); err != nil {
 			return fmt.Errorf("keeping %s busy on %s: %w", dir, node, err)
 		}
 	}
@@ -69,7 +69,7 @@ func Hold(ctx context.Context, node Node, runID, dir string, maxHold time.Durati
 // Release ends the holder; one that is not there (ended by its bound) is no error.
 func Release(ctx context.Context, node Node) error {
 	for _, argv := range ReleaseCommands() {
-		if err := run(ctx, node, argv...); err != nil && !strings.Contains(err.Error(), "not loaded") {
+		if err := nodeunit.Run(ctx, node, argv...); err != nil && !strings.Contains(err.Error(), "not loaded") {
 			return fmt.Errorf("releasing the mount on %s: %w", node, err)
 		}
 	}
@@ -196,16 +196,4 @@ func Restore(ctx context.Context, nodes []Node) ([]string, error) {
 		said = append(said, fmt.Sprintf("a process an earlier run left keeping a pod's volume busy on %s (%s): stopped", n, Unit))
 	}
 	return said, errors.Join(errs...)
-}
-
-// run runs a command on a node, keeping its output in the error.
-func run(ctx context.Context, node Node, argv ...string) error {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SetStdout(&out)
-	cmd.SetStderr(&out)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(out.String()))
-	}
-	return nil
 }

@@ -86,3 +86,15 @@ func ParseTimestamp(prop, v string) (time.Time, error) {
 	}
 	return t.UTC(), nil
 }
+
+// Run runs a command on the node, keeping its output in the error.
+func Run(ctx context.Context, node Node, argv ...string) error {
+	var out bytes.Buffer
+	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SetStdout(&out)
+	cmd.SetStderr(&out)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
