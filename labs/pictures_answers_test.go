@@ -171,12 +171,7 @@ func laneNumbered(pic picture, n string) *element {
 // Terminating past its node's NotReady by at least what the claims
 // measured, and ends with the pod GC's force delete, marked on that lane.
 func showsTerminatingPastNotReady(t checker, pic picture, rec *evidence.Record, decided []claims.Claim) {
-	var api element
-	for _, l := range pic.all("lane-api") {
-		if l.attr("data-pod") == "stuck" {
-			api = l
-		}
-	}
+	api := pic.apiLane("stuck")
 	deleting := pic.inside(api, "segment-deleting")
 	var notReady []element
 	for _, l := range pic.all("lane-node") {
@@ -286,4 +281,52 @@ func mapValue(m any, key string) any {
 		return x[key]
 	}
 	return nil
+}
+
+// showsHeldByBusyMount (lab:mount: "the volume held it: the umount failed N
+// times while a process was in the tmpfs; released, it went at the next
+// retry"): pod mounted's API lane shows it deleted and still there — a
+// Terminating span, then (its container exited, phase Succeeded) a
+// terminated one — the kubelet's failed unmounts are marked on it, as many
+// as the claims counted, all inside those spans, and their end comes after
+// the retry mark the last failure set, not before it.
+func showsHeldByBusyMount(t checker, pic picture, rec *evidence.Record, decided []claims.Claim) {
+	api := pic.apiLane("mounted")
+	deleting := pic.inside(api, "segment-deleting")
+	if len(deleting) != 1 {
+		t.Fatalf("%d Terminating spans of pod mounted, want 1", len(deleting))
+	}
+	from, to := deleting[0].num("data-from"), deleting[0].num("data-to")
+	for _, s := range pic.inside(api, "segment-terminated") {
+		to = max(to, s.num("data-to"))
+	}
+	var failed, retry []element
+	for _, m := range pic.all("moment") {
+		if m.attr("data-lane") != api.attr("data-lane") {
+			continue
+		}
+		switch m.attr("data-kind") {
+		case "teardown-failed":
+			failed = append(failed, m)
+		case "unmount-retry":
+			retry = append(retry, m)
+		}
+	}
+	if want, ok := observed(decided, "mount.stays_while_busy", "teardown_failures_while_held"); !ok || float64(len(failed)) != want {
+		t.Errorf("%d failed unmounts marked on pod mounted's API lane, the claims counted %v (%v)", len(failed), want, ok)
+	}
+	if len(failed) == 0 {
+		t.Fatalf("no failed unmount marked on pod mounted's API lane")
+	}
+	for _, m := range failed {
+		if at := m.num("data-at"); at < from-drawnPrecision || at > to+drawnPrecision {
+			t.Errorf("a failed unmount marked at %+.3f s, outside the Terminating span %+.3f…%+.3f s", at, from, to)
+		}
+	}
+	if len(retry) != 1 {
+		t.Fatalf("%d retry marks on pod mounted's API lane, want 1", len(retry))
+	}
+	if at := retry[0].num("data-at"); to < at-1 {
+		t.Errorf("Terminating ends at %+.3f s, before the kubelet's retry at %+.3f s that let it go", to, at)
+	}
 }

@@ -74,6 +74,10 @@ func TestPictureChecksCatchAMissingAnswer(t *testing.T) {
 					}
 				}
 			}},
+		{lab: "mount", what: "no failed unmounts marked",
+			run: func(run *report.Run) { run.Moments = nil }},
+		{lab: "mount", what: "a record where the kubelet's unmount never failed",
+			record: func(rec *evidence.Record) { rec.Journal = nil }},
 		{lab: "stuck", what: "no force-delete mark",
 			run: func(run *report.Run) { run.Moments = nil }},
 		{lab: "stuck", what: "a record where the node never turned NotReady",

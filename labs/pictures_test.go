@@ -32,6 +32,7 @@ var pictureChecks = map[string]func(t checker, pic picture, rec *evidence.Record
 	"sidecar":     showsShutdownOrder,
 	"stuck":       showsTerminatingPastNotReady,
 	"force":       showsObjectGoneContainerRunning,
+	"mount":       showsHeldByBusyMount,
 	"namespace":   showsEachNamespaceHeldThenGone,
 }
 
@@ -318,6 +319,17 @@ func (p picture) all(class string) []element {
 		}
 	}
 	return out
+}
+
+// apiLane is the pod's API lane (the last drawn, for a pod drawn twice).
+func (p picture) apiLane(pod string) element {
+	var api element
+	for _, l := range p.all("lane-api") {
+		if l.attr("data-pod") == pod {
+			api = l
+		}
+	}
+	return api
 }
 
 func (p picture) inside(lane element, class string) []element {

@@ -11,6 +11,7 @@ import (
 	"github.com/termlab/termlab/labs/force"
 	"github.com/termlab/termlab/labs/graceful"
 	kwoklab "github.com/termlab/termlab/labs/kwok"
+	"github.com/termlab/termlab/labs/mount"
 	namespacelab "github.com/termlab/termlab/labs/namespace"
 	"github.com/termlab/termlab/labs/orphan"
 	"github.com/termlab/termlab/labs/scale"
@@ -29,6 +30,7 @@ var All = []lab.Definition{
 	graceful.Definition,
 	kwoklab.Definition,
 	sidecar.Definition,
+	mount.Definition,
 	scale.Definition,
 	namespacelab.Definition,
 }

@@ -60,7 +60,7 @@ func TestEveryLabIsComplete(t *testing.T) {
 			// that stops a kubelet also passes -allownodefaults. A lab with
 			// flags of its own (lab:scale) has its own function there.
 			flags := `targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess`
-			if d.Uses.StopsKubelet {
+			if d.Uses.FaultsANode() {
 				flags += `, AllowNodeFaults: allownodefaults`
 			}
 			flags += `})`

@@ -10,7 +10,7 @@ import (
 	"github.com/termlab/termlab/internal/targets"
 )
 
-// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> [-context=<name>] runs on that cluster instead, -nodeaccess lets it start a node pod to ask crictl, and -allownodefaults=<node> lets lab:orphan, lab:stuck and lab:statefulset stop that node's kubelet there.
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> [-context=<name>] runs on that cluster instead, -nodeaccess lets it start a node pod to ask crictl, and -allownodefaults=<node> lets lab:orphan, lab:stuck and lab:statefulset stop that node's kubelet there (lab:mount: keep a volume busy on it).
 type Lab mg.Namespace
 
 // One line per lab; the list of labs is labs.All (labs/registry.go). The
@@ -29,6 +29,11 @@ func (Lab) Force(ctx context.Context, by, kubeconfig, context *string, nodeacces
 // Orphan runs lab:orphan: the kubelet stopped on a real worker, then a force delete.
 func (Lab) Orphan(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string) error {
 	return targets.Lab(ctx, "orphan", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, AllowNodeFaults: allownodefaults})
+}
+
+// Mount runs lab:mount: a deleted pod whose container exited stays while a process on the node keeps its volume busy.
+func (Lab) Mount(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string) error {
+	return targets.Lab(ctx, "mount", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, AllowNodeFaults: allownodefaults})
 }
 
 // Stuck runs lab:stuck: an ordinary delete while the kubelet is down, then the out-of-service taint.

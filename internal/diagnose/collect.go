@@ -164,6 +164,17 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 			cancel()
 			raw[KubeletFile] = c.Kubelet.evidence()
 		}
+		if pod.DeletionTimestamp != nil {
+			if node == nil {
+				c.Teardown.NotChecked = why
+			} else {
+				cctx, cancel = call()
+				var out []byte
+				c.Teardown, out = collectTeardown(cctx, node, pod)
+				cancel()
+				raw[TeardownFile] = out
+			}
+		}
 		for _, s := range allStatuses(pod) {
 			if s.ContainerID == "" {
 				continue

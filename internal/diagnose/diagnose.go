@@ -58,6 +58,9 @@ type Collected struct {
 	Volumes Volumes
 	// Containers are crictl's word on each container of the pod's status.
 	Containers []ContainerCheck
+	// Teardown is the kubelet's journal on the unmounts of the pod's
+	// volumes, read for a pod being deleted (zero when not asked).
+	Teardown TeardownCheck `json:",omitzero"`
 }
 
 // NodeCheck is one command on the pod's node.

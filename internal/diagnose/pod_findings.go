@@ -43,6 +43,7 @@ var podFindings = []findingStep{
 	{each: terminationFindings},
 	{rules: dryRunRules},
 	{each: volumeFindings},
+	{each: teardownFindings},
 }
 
 // findingsOf runs the steps in order; fired names each table rule that

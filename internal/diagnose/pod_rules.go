@@ -108,6 +108,7 @@ var podAnswer = []sentenceRule{
 	}, text: func(*podFacts) []string {
 		return one("Only the kubelet finishes a graceful deletion, so it cannot finish until the kubelet is back (or the pod is force-deleted).")
 	}},
+	{id: "volume-busy", when: volumeBusy, text: volumeBusyAnswer},
 	{id: "container-still-running", when: func(f *podFacts) bool { return len(f.running) > 0 && f.deleting },
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("The container (%s) is still running on the node.", strings.Join(f.running, ", ")))
@@ -185,6 +186,11 @@ func forceWhenAllExited(f *podFacts) bool {
 func deletingWithoutFinalizers(f *podFacts) bool { return f.deleting && !f.hasFinalizers() }
 
 var podAdvice = []adviceRule{
+	{id: "release-the-mount", when: volumeBusy, risk: RiskSafe, text: volumeBusyAdvice},
+	{id: "force-delete-leaves-the-mount", when: volumeBusy, risk: RiskRisky,
+		text: func(f *podFacts) []string {
+			return one(fmt.Sprintf("a force delete (`kubectl delete pod %s -n %s --force --grace-period=0`) removes the object but neither the mount nor what holds it: the kubelet keeps trying to clean up the pod's directory on %s, and whatever used the volume goes on using it.", f.pod.Name, f.pod.Namespace, f.node))
+		}},
 	{id: "start-the-kubelet", when: (*podFacts).kubeletDown, risk: RiskSafe,
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("start the kubelet on %s (`systemctl start kubelet` on the node). It finishes the deletion itself and kills the containers, with their grace period if any is left.", f.node))
@@ -247,7 +253,10 @@ var podAdvice = []adviceRule{
 		text: func(*podFacts) []string {
 			return one("Its status names no container (none was ever reported started), so there was nothing to look for on the node: a force delete leaves behind only a container the kubelet started and never reported.")
 		}},
-	{id: "force-delete-leaves-nothing", when: func(f *podFacts) bool { return forceWhenAllExited(f) && deletingWithoutFinalizers(f) }, risk: RiskLow,
+	// A busy volume's own advice says what a force delete leaves (the mount).
+	{id: "force-delete-leaves-nothing", when: func(f *podFacts) bool {
+		return forceWhenAllExited(f) && deletingWithoutFinalizers(f) && !volumeBusy(f)
+	}, risk: RiskLow,
 		text: func(*podFacts) []string {
 			return one("no container of the pod runs on the node, so a force delete leaves no process behind.")
 		}},

@@ -96,6 +96,11 @@ type Record struct {
 	// NamespaceEvents are the watch events on the namespaces labelled with
 	// the run's id (namespaces.jsonl), for a lab that asks for that watch.
 	NamespaceEvents []NamespaceEvent `json:"-"`
+	// Journal are a node unit's journal entries that concern the run (the
+	// kubelet's, naming the run's pods: lab:mount), and Mounts the looks at
+	// a node's mount table and at what holds a mount.
+	Journal []JournalEntry `json:"journal,omitempty"`
+	Mounts  []MountLook    `json:"mount_looks,omitempty"`
 }
 
 // PodList is one LIST of the run's pods: when, why, at which

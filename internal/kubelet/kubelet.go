@@ -16,14 +16,11 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/kind/pkg/exec"
+	"github.com/termlab/termlab/internal/nodeunit"
 )
 
 // Node is a kind node: kind's nodes.Node satisfies it (the one exec seam).
-type Node interface {
-	CommandContext(ctx context.Context, name string, args ...string) exec.Cmd
-	String() string
-}
+type Node = nodeunit.Node
 
 // unitPrefix names the switches' transient units: termlab-restore-kubelet-<run id>.
 const unitPrefix = "termlab-restore-kubelet-"
@@ -91,15 +88,7 @@ func disarm(ctx context.Context, node Node, argv []string) error {
 // State is `systemctl is-active kubelet` on the node: active, inactive,
 // failed, activating …
 func State(ctx context.Context, node Node) (string, error) {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, "systemctl", "is-active", "kubelet")
-	cmd.SetStdout(&out)
-	err := cmd.Run() // non-zero exit for every state but active
-	state := strings.TrimSpace(out.String())
-	if state == "" {
-		return "", fmt.Errorf("asking systemd on %s whether the kubelet runs: %v", node, err)
-	}
-	return state, nil
+	return nodeunit.State(ctx, node, "kubelet")
 }
 
 // startingOrUp: active, or systemd is starting it already (a node container
@@ -208,45 +197,13 @@ func switchUnits(listUnits string) []string {
 
 // run runs a command on a node, keeping its output in the error.
 func run(ctx context.Context, node Node, argv ...string) error {
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SetStdout(&out)
-	cmd.SetStderr(&out)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
-	}
-	return nil
+	return nodeunit.Run(ctx, node, argv...)
 }
 
 // ChangedAt is when systemd on the node last had the kubelet's unit enter
-// the active state (active) or the inactive one: the moment a person's or a
-// script's `systemctl start|stop kubelet` took effect, on the node's clock,
-// to the microsecond. termlab sees that change only at its next look, up to
-// a look's length later on a loaded machine.
+// the active state (active) or the inactive one (nodeunit.ChangedAt): the
+// moment a person's or a script's `systemctl start|stop kubelet` took
+// effect, on the node's clock.
 func ChangedAt(ctx context.Context, node Node, active bool) (time.Time, error) {
-	prop := "InactiveEnterTimestamp"
-	if active {
-		prop = "ActiveEnterTimestamp"
-	}
-	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, "systemctl", "show", "kubelet", "-p", prop, "--timestamp=us+utc")
-	cmd.SetStdout(&out)
-	if err := cmd.Run(); err != nil {
-		return time.Time{}, fmt.Errorf("asking systemd on %s when the kubelet's unit changed: %w", node, err)
-	}
-	return parseUnitTimestamp(prop, out.String())
-}
-
-// parseUnitTimestamp reads `systemctl show -p P --timestamp=us+utc`:
-// "P=Fri 2026-12-04 05:36:04.214553 UTC".
-func parseUnitTimestamp(prop, out string) (time.Time, error) {
-	v, ok := strings.CutPrefix(strings.TrimSpace(out), prop+"=")
-	if !ok || v == "" {
-		return time.Time{}, fmt.Errorf("systemd gave no %s: %q", prop, out)
-	}
-	t, err := time.Parse("Mon 2006-01-02 15:04:05.999999 MST", v)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("reading systemd's %s %q: %w", prop, v, err)
-	}
-	return t.UTC(), nil
+	return nodeunit.ChangedAt(ctx, node, "kubelet", active)
 }

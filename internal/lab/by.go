@@ -20,7 +20,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
-	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/nodeunit"
 )
 
 // Who does a lab's actions (Options.By).
@@ -283,18 +283,22 @@ func taintExpect(key, effect string, present bool) expectation {
 	}}
 }
 
-// byOtherOnNode has the actor stop or start the kubelet on node and waits
-// until systemd on the node says so. Before a stop, termlab arms the node's
-// dead-man's switch itself, as it does when it stops the kubelet.
-func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node cluster.Node, command string, restoreAfter time.Duration) error {
-	stop := kind == "stop-kubelet"
-	if stop {
-		arm := kubelet.StopCommands(r.ID, restoreAfter)[0]
-		if err := node.CommandContext(ctx, arm[0], arm[1:]...).Run(); err != nil {
-			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
-		}
-	}
-	lastBefore := time.Now().UTC() // the kubelet's state is known up to here
+// unitChange is an action on a node that a systemd unit's state shows: the
+// kubelet stopped or started, a process that holds a mount started or ended.
+type unitChange struct {
+	kind string // the action's kind: stop-kubelet, hold-mount …
+	unit string // the unit, as systemctl names it
+	// active is the state the action leads to.
+	active bool
+	// what names the unit in the run's words ("the kubelet").
+	what string
+}
+
+// byOtherOnNode has the actor make the change on node and waits until
+// systemd on the node says so; the action is recorded at systemd's moment.
+func (r *Run) byOtherOnNode(ctx context.Context, a actor, c unitChange, node cluster.Node, command string) error {
+	kind := c.kind
+	lastBefore := time.Now().UTC() // the unit's state is known up to here
 	skipped, err := a.ask(ctx, r, kind, node.String(), command)
 	if err != nil {
 		return fmt.Errorf("%s on %s: %w", kind, node, err)
@@ -302,12 +306,12 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	if _, isScript := a.(*scriptActor); isScript {
-		var c context.CancelFunc
-		wctx, c = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
+		var cc context.CancelFunc
+		wctx, cc = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
 			Bound: Bound{What: "the script's " + kind + " on " + node.String() + " seen by systemctl on the node", Allow: scriptShows,
 				Why: fmt.Sprintf("systemctl stop and start return once the unit changed; the node is asked every %s", nodeEvery)},
 			After: "the script's return"})
-		defer c()
+		defer cc()
 	}
 	for {
 		// Give up only after a look that began once the bound had run out.
@@ -316,25 +320,22 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 		if ended && ctx.Err() == nil {
 			sctx, scancel = context.WithTimeout(ctx, nodeLastLook)
 		}
-		state, err := kubelet.State(sctx, node)
+		state, err := nodeunit.State(sctx, node, c.unit)
 		scancel()
 		at := time.Now().UTC()
-		if err == nil && (state == "active") != stop {
-			seen := map[string]any{"node": node.String(), "seen": "systemctl is-active kubelet: " + state, "from": "the node"}
+		if err == nil && (state == "active") == c.active {
+			seen := map[string]any{"node": node.String(), "seen": "systemctl is-active " + c.unit + ": " + state, "from": "the node"}
 			// Between two looks the change is known only to their interval
 			// (seconds, on a loaded machine); systemd knows its moment.
 			from, to := lastBefore, at
-			if changed, ok := r.unitChangedAt(ctx, node, !stop, lastBefore, at); ok {
+			if changed, ok := r.unitChangedAt(ctx, node, c.unit, c.active, lastBefore, at); ok {
 				from, to = changed, changed
 				seen["systemd"] = fmt.Sprintf("the unit entered %s at %s (node clock); termlab's looks bracketed it between %s and %s", state, changed.Format(time.RFC3339Nano), lastBefore.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
 			}
 			req, _ := json.Marshal(seen)
 			act := r.Rec.Recorded(evidence.Action{Kind: kind, Target: node.String(), Request: req, Equivalent: command, StartedAt: from, FinishedAt: to})
 			r.emit(Event{Kind: ActionSent, Step: act.Step, Action: &act})
-			a.done(r, "the kubelet on "+node.String()+" is "+state)
-			if !stop {
-				return kubelet.Start(ctx, node, r.ID) // already running: this disarms the switch
-			}
+			a.done(r, c.what+" on "+node.String()+" is "+state)
 			return nil
 		}
 		lastBefore = at
@@ -346,7 +347,7 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, kind string, node clus
 			return errSkipped
 		}
 		if ended {
-			return fmt.Errorf("%s on %s was not seen on the node (kubelet %s): %w", kind, node, state, context.Cause(wctx))
+			return fmt.Errorf("%s on %s was not seen on the node (%s %s): %w", kind, node, c.unit, state, context.Cause(wctx))
 		}
 		select {
 		case <-wctx.Done():
@@ -579,12 +580,12 @@ func markTainted(ctx context.Context, client kubernetes.Interface, node, runID s
 	return err
 }
 
-// unitChangedAt is systemd's time of the kubelet unit's change, when it lies
+// unitChangedAt is systemd's time of the unit's change, when it lies
 // between termlab's two looks (give or take the node clock's second of
 // slack): a time outside them is an earlier change, not this one.
-func (r *Run) unitChangedAt(ctx context.Context, node cluster.Node, active bool, after, before time.Time) (time.Time, bool) {
+func (r *Run) unitChangedAt(ctx context.Context, node cluster.Node, unit string, active bool, after, before time.Time) (time.Time, bool) {
 	const slack = time.Second
-	t, err := kubelet.ChangedAt(ctx, node, active)
+	t, err := nodeunit.ChangedAt(ctx, node, unit, active)
 	if err != nil || t.Before(after.Add(-slack)) || t.After(before.Add(slack)) {
 		return time.Time{}, false
 	}

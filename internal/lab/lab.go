@@ -154,6 +154,22 @@ type Uses struct {
 	// namespaces and keeps the audit log's requests on anything named with
 	// the id. Repair removes what a killed run left of them (repair_objects.go).
 	Namespaces bool
+	// HoldsMount: the lab keeps a pod's volume busy on its worker (a process
+	// there, ended on every exit path; systemd ends it by itself too).
+	HoldsMount bool
+}
+
+// FaultsANode reports whether the lab changes its worker itself (a kubelet
+// stopped, a mount held): on a cluster reached through a kubeconfig it runs
+// only on the worker named by -allownodefaults.
+func (u Uses) FaultsANode() bool { return u.StopsKubelet || u.HoldsMount }
+
+// fault says what the lab does to its worker, for a refusal.
+func (u Uses) fault() string {
+	if u.StopsKubelet {
+		return "stops a kubelet"
+	}
+	return "keeps a volume busy on a node"
 }
 
 // HandStep is one step of a lab as a person would do it by hand. Commands
@@ -221,6 +237,9 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		defer cancel()
 		if _, err := r.restoreKubelets(rctx); err != nil {
 			log.Warnf("restoring kubelets after the interrupt: %v", err)
+		}
+		if err := r.releaseMounts(rctx); err != nil {
+			log.Warnf("releasing mounts after the interrupt: %v", err)
 		}
 	})
 	defer stopRestoreOnInterrupt()
@@ -456,8 +475,8 @@ func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
 		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
 	}
-	if def.Uses.StopsKubelet && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
-		return errors.New("the lab stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to")
+	if def.Uses.FaultsANode() && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
+		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Uses.fault())
 	}
 	if len(env.Workers) <= def.Uses.Worker {
 		return fmt.Errorf("the lab needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Uses.Worker+1, len(env.Workers))
@@ -468,7 +487,7 @@ func canRun(env *cluster.Env, def Definition) error {
 // withFaultNode puts the node named for faults where the lab's kubelet
 // stop goes (Uses.Worker), on a copy of env.
 func withFaultNode(env *cluster.Env, def Definition) *cluster.Env {
-	if env.FaultNode == "" || !def.Uses.StopsKubelet {
+	if env.FaultNode == "" || !def.Uses.FaultsANode() {
 		return env
 	}
 	c := *env

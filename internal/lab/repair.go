@@ -20,6 +20,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/mounthold"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -51,6 +52,14 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 				errs = append(errs, err)
 			}
 		}
+	}
+
+	released, err := mounthold.Restore(ctx, kubeletNodes(env)) // the nodes a run may have held a mount on, as for kubelets
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, line := range released {
+		say("%s", line)
 	}
 
 	untainted, err := removeLeftoverTaints(ctx, env.Client)

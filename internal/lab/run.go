@@ -46,6 +46,7 @@ type Run struct {
 	restoring          sync.Mutex
 	noNodeNoted        bool // the run was told once that it cannot reach the nodes
 	stoppedKubelet     map[string]cluster.Node
+	heldMounts         map[string]cluster.Node // nodes where a process of the run keeps a mount busy
 	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []cluster.Node
 	// actor does the actions while the steps run, when Options.By is not termlab (by.go).
@@ -241,7 +242,12 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	}
 	cmds := kubelet.StopCommands(r.ID, restoreAfter)
 	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOtherOnNode(ctx, a, "stop-kubelet", node, "docker exec "+node.String()+" systemctl stop kubelet", restoreAfter))
+		// termlab arms the switch itself, as it does when it stops the kubelet.
+		arm := cmds[0]
+		if err := node.CommandContext(ctx, arm[0], arm[1:]...).Run(); err != nil {
+			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
+		}
+		return unlessSkipped(r.byOtherOnNode(ctx, a, kubeletStopped, node, "docker exec "+node.String()+" systemctl stop kubelet"))
 	}
 	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
@@ -253,13 +259,22 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 	return nil
 }
 
+// The kubelet's changes, as a person or a script makes them.
+var (
+	kubeletStopped = unitChange{kind: "stop-kubelet", unit: "kubelet", active: false, what: "the kubelet"}
+	kubeletStarted = unitChange{kind: "start-kubelet", unit: "kubelet", active: true, what: "the kubelet"}
+)
+
 // StartKubelet starts the kubelet on the node again and disarms its switch.
 func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 	cmds := kubelet.StartCommands(r.ID)
 	if a := r.actorNow(); a != nil {
-		if err := r.byOtherOnNode(ctx, a, "start-kubelet", node, "docker exec "+node.String()+" systemctl start kubelet", 0); err != nil {
+		if err := r.byOtherOnNode(ctx, a, kubeletStarted, node, "docker exec "+node.String()+" systemctl start kubelet"); err != nil {
 			// Skipped, the kubelet is still stopped: cleanup starts it.
 			return unlessSkipped(err)
+		}
+		if err := kubelet.Start(ctx, node, r.ID); err != nil { // already running: this disarms the switch
+			return err
 		}
 		r.mu.Lock()
 		delete(r.stoppedKubelet, node.String())
@@ -417,13 +432,7 @@ func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
 	r.setActor(nil) // termlab restores what the run changed itself
-	r.mu.Lock()
-	stopped := make([]cluster.Node, 0, len(r.stoppedKubelet))
-	for _, n := range r.stoppedKubelet {
-		stopped = append(stopped, n)
-	}
-	r.mu.Unlock()
-	sort.Slice(stopped, func(i, j int) bool { return stopped[i].String() < stopped[j].String() })
+	stopped := r.nodesOf(r.stoppedKubelet)
 	var errs []error
 	for _, n := range stopped {
 		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
@@ -437,6 +446,19 @@ func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	return stopped, errors.Join(errs...)
 }
 
+// nodesOf is the nodes of one of the run's lists (stopped kubelets, held
+// mounts), by name.
+func (r *Run) nodesOf(list map[string]cluster.Node) []cluster.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]cluster.Node, 0, len(list))
+	for _, n := range list {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
 // cleanup restarts every kubelet the run stopped, then (unless Keep) removes
 // the finalizers of the run's pods and deletes the namespace.
 func (r *Run) cleanup(ctx context.Context) error {
@@ -446,6 +468,9 @@ func (r *Run) cleanup(ctx context.Context) error {
 		defer end(nil)
 	}
 	if _, err := r.restoreKubelets(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.releaseMounts(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	r.mu.Lock()

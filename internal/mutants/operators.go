@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/workloadlog"
@@ -43,7 +44,25 @@ func dropMutants(rec *evidence.Record) []Mutant {
 		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s namespace event %d (%s %s)", OpDrop, i, e.Type, e.Name),
 			func(r *evidence.Record) { r.NamespaceEvents = slices.Delete(r.NamespaceEvents, i, i+1) }})
 	}
+	for i, e := range rec.Journal {
+		out = append(out, Mutant{OpDrop, fmt.Sprintf("%s journal entry %d (%s on %s: %s)", OpDrop, i, e.Unit, e.Node, journalGist(e.Message)),
+			func(r *evidence.Record) { r.Journal = slices.Delete(r.Journal, i, i+1) }})
+	}
 	return out
+}
+
+// journalGist names a journal entry by its first words (no times or IDs,
+// so a recorded-again run keeps most names): "E nestedpendingoperations.go"
+// for a kubelet line, the first two words otherwise.
+func journalGist(msg string) string {
+	f := strings.Fields(msg)
+	switch {
+	case len(f) >= 4 && len(f[0]) == 5 && strings.HasSuffix(f[3], "]"):
+		return f[0][:1] + " " + strings.TrimSuffix(f[3], "]")
+	case len(f) >= 2:
+		return f[0] + " " + f[1]
+	}
+	return msg
 }
 
 // requestTargets are the targets of the record's requests, in first-seen order.
@@ -222,6 +241,30 @@ func flipMutants(rec *evidence.Record) []Mutant {
 					o.FinishedAt, o.ExitCode = &at, &code
 				} else {
 					o.FinishedAt, o.ExitCode, o.Reason = nil, nil, ""
+				}
+			}})
+	}
+	for i, l := range rec.Mounts {
+		mounted := len(l.Mounted) > 0
+		out = append(out, Mutant{OpFlip, fmt.Sprintf("%s mount look %d (%s, %q) mounted %v→%v", OpFlip, i, l.Node, l.Why, mounted, !mounted),
+			func(r *evidence.Record) {
+				if mounted {
+					r.Mounts[i].Mounted = nil
+				} else {
+					r.Mounts[i].Mounted = []string{"0 0 0:0 / " + l.Dir + " rw - tmpfs tmpfs rw"}
+				}
+			}})
+		to := "active"
+		if l.HolderState == "active" {
+			to = "inactive"
+		}
+		out = append(out, Mutant{OpFlip, fmt.Sprintf("%s mount look %d (%s, %q) holder %s→%s", OpFlip, i, l.Node, l.Why, l.HolderState, to),
+			func(r *evidence.Record) {
+				r.Mounts[i].HolderState = to
+				if to == "active" {
+					r.Mounts[i].HolderPID, r.Mounts[i].HolderCwd = 1, l.Dir
+				} else {
+					r.Mounts[i].HolderPID, r.Mounts[i].HolderCwd = 0, ""
 				}
 			}})
 	}

@@ -29,5 +29,6 @@ var Floors = map[string]float64{
 	"scale":       0.37,
 	"sidecar":     0.13,
 	"graceful":    0.11,
+	"mount":       0.20,
 	"namespace":   0.41,
 }

@@ -22,11 +22,11 @@ type Response struct {
 }
 
 // Commands are the programs the agent runs: what a lab's node evidence
-// (crictl, stat/tail/ls/cat of the audit log) and kubelet control
+// (crictl, stat/dd/ls/cat of the audit log, readlink and cat of /proc for a held mount) and kubelet control
 // (systemctl, systemd-run, journalctl) need. Anything else is refused.
 var Commands = map[string]bool{
 	"crictl": true, "systemctl": true, "systemd-run": true, "journalctl": true,
-	"stat": true, "tail": true, "ls": true, "cat": true,
+	"stat": true, "tail": true, "ls": true, "cat": true, "readlink": true, "dd": true,
 }
 
 // TokenEnv is the agent's environment variable holding the token.

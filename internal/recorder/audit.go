@@ -130,18 +130,30 @@ func renamedLog(ctx context.Context, node Node, path, inode string) string {
 	return ""
 }
 
-// completeLines reads path on node from offset and returns the complete
-// lines (the server may be writing the last one).
+// auditChunk bounds one read of the audit log: a busy run (lab:scale)
+// writes megabytes between two reads, and one exec's output is held whole.
+const auditChunk = 4 << 20
+
+// completeLines reads path on node from offset, a chunk at a time (dd by
+// byte offset), and returns the complete lines (the server may be writing
+// the last one).
 func completeLines(ctx context.Context, node Node, path string, offset int64) ([]byte, error) {
-	out := run(ctx, node, "tail", "-c", "+"+strconv.FormatInt(offset+1, 10), path)
-	if out.err != nil {
-		return nil, fmt.Errorf("reading the audit log: %w", out.err)
+	var data []byte
+	for {
+		out := run(ctx, node, "dd", "if="+path, "bs=1M", "iflag=skip_bytes,count_bytes", "skip="+strconv.FormatInt(offset, 10), "count="+strconv.Itoa(auditChunk), "status=none")
+		if out.err != nil {
+			return nil, fmt.Errorf("reading the audit log from byte %d: %w", offset, out.err)
+		}
+		end := bytes.LastIndexByte(out.stdout, '\n')
+		if end < 0 {
+			return data, nil // nothing complete yet (audit lines are kilobytes, far short of a chunk)
+		}
+		data = append(data, out.stdout[:end+1]...)
+		offset += int64(end + 1)
+		if len(out.stdout) < auditChunk {
+			return data, nil
+		}
 	}
-	end := bytes.LastIndexByte(out.stdout, '\n')
-	if end < 0 {
-		return nil, nil
-	}
-	return out.stdout[:end+1], nil
 }
 
 // ReadAudit takes what the API server logged since the last read. It returns
@@ -188,9 +200,12 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 	data = append(data, more...)
 	events, bad := evidence.ParseAudit(data, a.filter)
 	a.bad += bad
+	// Marshalled, scanned and written under the audit reader's own lock
+	// (reads stay in order), not the recorder's: every watch handler waits
+	// on that one, and a read can be thousands of lines.
 	var kept []evidence.AuditEvent
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	var notes []string
+	var writeErr error
 	for _, e := range events {
 		line, err := json.Marshal(e)
 		if err != nil {
@@ -199,15 +214,26 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 		// The policy records nothing secret; should a line look like a
 		// credential all the same, it is left out and the record says so.
 		if leaks := credscan.Bytes(evidence.AuditFile, line); len(leaks) > 0 {
-			r.rec.Notes = append(r.rec.Notes, evidence.Note{At: now(), Step: r.currentStepLocked(), Text: fmt.Sprintf("audit event %s left out of %s: it looked like a credential (%v)", e.AuditID, evidence.AuditFile, leaks)})
+			notes = append(notes, fmt.Sprintf("audit event %s left out of %s: it looked like a credential (%v)", e.AuditID, evidence.AuditFile, leaks))
 			continue
 		}
-		if _, err := a.file.Write(append(line, '\n')); err != nil && r.writeErr == nil {
-			r.writeErr = fmt.Errorf("writing %s: %w", evidence.AuditFile, err)
+		if _, err := a.file.Write(append(line, '\n')); err != nil && writeErr == nil {
+			writeErr = fmt.Errorf("writing %s: %w", evidence.AuditFile, err)
 		}
-		r.rec.Audit = append(r.rec.Audit, e)
 		kept = append(kept, e)
 	}
+	if len(kept) == 0 && len(notes) == 0 && writeErr == nil {
+		return nil, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range notes {
+		r.rec.Notes = append(r.rec.Notes, evidence.Note{At: now(), Step: r.currentStepLocked(), Text: n})
+	}
+	if writeErr != nil && r.writeErr == nil {
+		r.writeErr = writeErr
+	}
+	r.rec.Audit = append(r.rec.Audit, kept...)
 	if len(kept) > 0 {
 		r.broadcast()
 	}

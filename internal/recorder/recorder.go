@@ -387,6 +387,8 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Requests = append([]evidence.Request(nil), r.rec.Requests...)
 	c.RequestReads = append([]evidence.RequestsRead(nil), r.rec.RequestReads...)
 	c.TaskExits = append([]evidence.TaskExit(nil), r.rec.TaskExits...)
+	c.Journal = append([]evidence.JournalEntry(nil), r.rec.Journal...)
+	c.Mounts = append([]evidence.MountLook(nil), r.rec.Mounts...)
 	return &c
 }
 

@@ -1,7 +1,6 @@
 package recorder
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,8 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -221,80 +218,19 @@ func (r *Recorder) ContainerStates(ctx context.Context, node Node) (map[string]s
 // pid on the node; `timeout` bounds it where even that cannot run (termlab
 // itself killed).
 func (r *Recorder) FollowTaskExits(node Node, within time.Duration) error {
-	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
-		return fmt.Errorf("following containerd's events on %s: %w", node.String(), n.NoNodeAccess())
-	}
 	rel := "containers/task-exits-" + node.String() + ".log"
-	if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "containers"), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return err
-	}
-	pr, pw := io.Pipe()
-	ctx := r.bg
-	pids := make(chan string, 1)
-	r.wg.Add(3)
-	go func() {
-		defer r.wg.Done()
-		script := "echo " + nodePIDPrefix + "$$; exec timeout " + strconv.Itoa(int(within/time.Second)+1) + " ctr -n k8s.io events"
-		cmd := node.CommandContext(ctx, "sh", "-c", script)
-		cmd.SetStdout(pw)
-		err := cmd.Run()
-		pw.CloseWithError(err)
-	}()
-	go func() {
-		defer r.wg.Done()
-		<-ctx.Done()
-		select {
-		case pid := <-pids:
-			endNodeProcess(node, pid)
-		default: // the shell never said its pid: `timeout` ends it
+	return r.followOnNode(node, "following containerd's events", rel, "ctr -n k8s.io events", within, func(line []byte, f io.Writer) {
+		e, ok := ParseTaskExit(line)
+		if !ok {
+			return
 		}
-	}()
-	go func() {
-		defer r.wg.Done()
-		defer f.Close()
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if pid, ok := strings.CutPrefix(sc.Text(), nodePIDPrefix); ok {
-				pids <- pid
-				continue
-			}
-			e, ok := ParseTaskExit(sc.Bytes())
-			if !ok {
-				continue
-			}
-			e.Node, e.ObservedAt, e.Path = node.String(), now(), rel
-			_, _ = f.Write(append(append([]byte(nil), sc.Bytes()...), '\n'))
-			r.mu.Lock()
-			r.rec.TaskExits = append(r.rec.TaskExits, e)
-			r.broadcast()
-			r.mu.Unlock()
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
-	return nil
-}
-
-// nodePIDPrefix marks the line a follower's shell says its pid on.
-const nodePIDPrefix = "termlab-pid "
-
-// nodeKillTimeout bounds ending a follower on the node at the recorder's
-// stop: one exec.
-const nodeKillTimeout = 10 * time.Second
-
-// endNodeProcess ends, by pid, a process the recorder started on the node.
-// A pid that is no longer there (it ended by itself) is no error worth
-// reporting: the stop is best effort, and `timeout` is the bound.
-func endNodeProcess(node Node, pid string) {
-	if _, err := strconv.Atoi(pid); err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), nodeKillTimeout)
-	defer cancel()
-	_ = node.CommandContext(ctx, "kill", pid).Run()
+		e.Node, e.ObservedAt, e.Path = node.String(), now(), rel
+		_, _ = f.Write(append(append([]byte(nil), line...), '\n'))
+		r.mu.Lock()
+		r.rec.TaskExits = append(r.rec.TaskExits, e)
+		r.broadcast()
+		r.mu.Unlock()
+	})
 }
 
 // ParseTaskExit reads one line of `ctr events`:

@@ -17,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/mounthold"
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -243,7 +244,8 @@ func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
 
 // restoreKubelets starts kubelets that an earlier run left stopped on the
 // existing cluster's nodes and disarms its leftover switches
-// (internal/kubelet.Restore). What it cannot reach (stopped node containers
+// (internal/kubelet.Restore), and ends a process a killed lab:mount left
+// holding a volume (internal/mounthold.Restore). What it cannot reach (stopped node containers
 // after a reboot) is left to the health check, which recreates only then.
 func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
 	ns, err := cluster.ExistingNodes(log, name)
@@ -260,5 +262,13 @@ func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
 	}
 	if err != nil {
 		log.Infof("could not check every kubelet before the health check (%v); the health check decides", err)
+	}
+	// A held mount (lab:mount) of a killed run: its pod cannot go until it ends.
+	released, err := mounthold.Restore(ctx, kn)
+	for _, r := range released {
+		log.Warnf("repairing a leftover: %s", r)
+	}
+	if err != nil {
+		log.Infof("could not check every node for a held mount (%v)", err)
 	}
 }

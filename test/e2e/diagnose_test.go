@@ -13,14 +13,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/internal/stack"
-	"github.com/termlab/termlab/labs"
 	"github.com/termlab/termlab/labs/finalizer"
 )
 
@@ -50,32 +51,32 @@ type diagnosis struct {
 	took   time.Duration
 }
 
-// TestDiagnoseAtLabsStuckMoments runs lab:finalizer, lab:stuck and
-// lab:orphan and, at the moment each one's pod is stuck, diagnoses that pod
-// from the lab's event hook (the lab waits while the hook runs), through each
-// way of reaching the cluster that works at that moment. The answers must
-// name what holds the pod (or, for the orphan, what is left of it), and the
-// labs must still pass: diagnose changes nothing and leaves nothing behind.
-func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
-	env := connect(t)
-	root, err := project.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
+// stuckMoment is a diagnosis at a lab's stuck moment: TestLabs runs it in
+// the lab's first run (the lab waits while the hook runs), through each way
+// of reaching the cluster that works at that moment. The answers must name
+// what holds the pod (or, for the orphan, what is left of it), and the lab
+// must still pass: diagnose changes nothing and leaves nothing behind.
+type stuckMoment struct {
+	lab, afterStep, pod string
+	// through lists the ways to diagnose; a node pod cannot start on a
+	// node whose kubelet is stopped, so those labs use kind and the API alone.
+	through []access
+	answer  map[access][]string
+	check   func(t *testing.T, a access, r diagnose.Report)
+	// watchRelease: diagnose.Watch, started at the stuck moment, must see
+	// the pod go once the lab releases what held it.
+	watchRelease bool
+}
+
+// stuckMoments are the labs' stuck moments diagnose is run at, by lab.
+func stuckMoments(t *testing.T, env *cluster.Env) map[string]stuckMoment {
 	if len(env.Workers) < 2 {
 		t.Fatalf("the cluster has %d real workers; lab:stuck needs two", len(env.Workers))
 	}
 	worker2 := env.Workers[1].String()
-	kubeconfig := env.KubeconfigPath
+	moments := map[string]stuckMoment{}
+	for _, tc := range []stuckMoment{
 
-	for _, tc := range []struct {
-		lab, afterStep, pod string
-		// through lists the ways to diagnose; a node pod cannot start on a
-		// node whose kubelet is stopped, so those labs use kind and the API alone.
-		through []access
-		answer  map[access][]string
-		check   func(t *testing.T, a access, r diagnose.Report)
-	}{
 		{
 			lab: "finalizer", afterStep: "kubelet: force delete", pod: "held",
 			through: []access{throughKind, throughNodePod, throughAPIAlone},
@@ -139,92 +140,150 @@ func TestDiagnoseAtLabsStuckMoments(t *testing.T) {
 				}
 			},
 		},
+		{
+			lab: "mount", afterStep: "ordinary delete of mounted", pod: "mounted", watchRelease: true,
+			through: []access{throughKind, throughNodePod, throughAPIAlone},
+			answer: map[access][]string{
+				throughKind:     {"cannot unmount volume scratch", "the mount is busy", "only once its volumes are unmounted"},
+				throughNodePod:  {"cannot unmount volume scratch", "the mount is busy"},
+				throughAPIAlone: {"Terminating"},
+			},
+			check: func(t *testing.T, a access, r diagnose.Report) {
+				f, ok := r.Finding(diagnose.FindTeardown)
+				switch {
+				case !ok:
+					t.Errorf("no volume teardown finding: %+v", r.Findings)
+				case a == throughAPIAlone && f.Level != diagnose.NotChecked:
+					t.Errorf("without node access the teardown finding is %+v; want not checked", f)
+				case a != throughAPIAlone && (f.Verdict != "busy" || !strings.Contains(f.Text, "kubernetes.io~empty-dir/scratch") || !strings.Contains(f.Text, "Its containers exited")):
+					t.Errorf("teardown finding %+v, want busy, naming the volume's path and the exited containers", f)
+				}
+				if a != throughAPIAlone && !strings.Contains(strings.Join(r.Advice, "\n"), "/proc/*/cwd") {
+					t.Errorf("the advice does not say how to find what keeps the mount busy: %v", r.Advice)
+				}
+			},
+		},
 	} {
-		t.Run(tc.lab, func(t *testing.T) {
-			def, ok := labs.ByName(tc.lab)
-			if !ok {
-				t.Fatalf("no lab %q", tc.lab)
+		moments[tc.lab] = tc
+	}
+	return moments
+}
+
+// attach returns the lab run's event hook that diagnoses at the stuck
+// moment, and the checks of what it found, for after the run.
+func (tc stuckMoment) attach(t *testing.T, env *cluster.Env) (hook func(lab.Event), check func(t *testing.T, s *report.Summary, runErr error)) {
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := env.KubeconfigPath
+	var runs []diagnosis
+	var finalizersAfter []string
+	var cleanups []func(context.Context) error
+	type watched struct {
+		last diagnose.Look
+		err  error
+		said []string
+	}
+	watchDone := make(chan watched, 1)
+	hook = func(e lab.Event) {
+		if runs != nil || e.Kind != lab.StepFinished || !strings.HasPrefix(e.Step, tc.afterStep) {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), diagnoseWithin)
+		defer cancel()
+		for _, a := range tc.through {
+			d := diagnosis{access: a}
+			kc := ""
+			if a.kubeconfig {
+				kc = kubeconfig
 			}
-			var runs []diagnosis
-			var finalizersAfter []string
-			var cleanups []func(context.Context) error
-			hook := func(e lab.Event) {
-				if runs != nil || e.Kind != lab.StepFinished || !strings.HasPrefix(e.Step, tc.afterStep) {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), diagnoseWithin)
-				defer cancel()
-				for _, a := range tc.through {
-					d := diagnosis{access: a}
-					kc := ""
-					if a.kubeconfig {
-						kc = kubeconfig
-					}
-					na := a.nodeAccess || a == throughKind
-					src, cleanup, err := stack.DiagnoseSource(ctx, progress.Default(), kc, &na)
-					if err != nil {
-						d.err = err
-						runs = append(runs, d)
-						continue
-					}
-					cleanups = append(cleanups, cleanup)
-					begin := time.Now()
-					r, err := diagnose.Run(ctx, src, e.Namespace, tc.pod, project.ResultsDir(root))
-					d.took, d.err = time.Since(begin), err
-					if err == nil {
-						d.res = &r
-					}
-					runs = append(runs, d)
-				}
-				// The dry run must have left the finalizers where they were.
-				if p, err := env.Client.CoreV1().Pods(e.Namespace).Get(ctx, tc.pod, metav1.GetOptions{}); err == nil {
-					finalizersAfter = p.Finalizers
-				}
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-			defer cancel()
-			s, err := lab.Execute(ctx, env, def, lab.Options{Events: hook})
-			for _, c := range cleanups {
-				if cerr := c(context.Background()); cerr != nil {
-					t.Errorf("removing diagnose's node pods: %v", cerr)
-				}
-			}
+			na := a.nodeAccess || a == throughKind
+			src, cleanup, err := stack.DiagnoseSource(ctx, progress.Default(), kc, &na)
 			if err != nil {
-				t.Fatalf("%s: %v", def.Title(), err)
+				d.err = err
+				runs = append(runs, d)
+				continue
 			}
-			for _, c := range s.Claims {
-				if !c.Passed() {
-					t.Errorf("claim %s failed with diagnose at its stuck moment: %s", c.ID, c.Reason)
+			cleanups = append(cleanups, cleanup)
+			begin := time.Now()
+			r, err := diagnose.Run(ctx, src, e.Namespace, tc.pod, project.ResultsDir(root))
+			d.took, d.err = time.Since(begin), err
+			if err == nil {
+				d.res = &r
+			}
+			runs = append(runs, d)
+		}
+		if tc.watchRelease {
+			src, cleanup, err := stack.DiagnoseSource(ctx, progress.Default(), "", nil)
+			if err != nil {
+				watchDone <- watched{err: err}
+			} else {
+				cleanups = append(cleanups, cleanup)
+				go func() {
+					wctx, wcancel := context.WithTimeout(context.Background(), 4*time.Minute)
+					defer wcancel()
+					var said []string
+					last, err := diagnose.Watch(wctx, 2*time.Second, func(ctx context.Context) (diagnose.Look, error) {
+						return diagnose.PodLook(ctx, src, e.Namespace, tc.pod)
+					}, func(s string) { said = append(said, s) })
+					watchDone <- watched{last, err, said}
+				}()
+			}
+		}
+		// The dry run must have left the finalizers where they were.
+		if p, err := env.Client.CoreV1().Pods(e.Namespace).Get(ctx, tc.pod, metav1.GetOptions{}); err == nil {
+			finalizersAfter = p.Finalizers
+		}
+	}
+	return hook, func(t *testing.T, s *report.Summary, err error) {
+		if tc.watchRelease && runs != nil {
+			w := <-watchDone
+			t.Logf("diagnose's watch said:\n%s", strings.Join(w.said, "\n"))
+			if w.err != nil || w.last.Exists || !strings.Contains(strings.Join(w.said, "\n"), "gone between ") {
+				t.Errorf("diagnose's watch ended with %v (the pod exists: %v); want it to see the pod gone after the release", w.err, w.last.Exists)
+			}
+		}
+		for _, c := range cleanups {
+			if cerr := c(context.Background()); cerr != nil {
+				t.Errorf("removing diagnose's node pods: %v", cerr)
+			}
+		}
+		if err != nil {
+			t.Fatalf("lab:%s with diagnose at its stuck moment: %v", tc.lab, err)
+		}
+		for _, c := range s.Claims {
+			if !c.Passed() {
+				t.Errorf("claim %s failed with diagnose at its stuck moment: %s", c.ID, c.Reason)
+			}
+		}
+		if runs == nil {
+			t.Fatalf("no step starting with %q finished: diagnose never ran", tc.afterStep)
+		}
+		for _, d := range runs {
+			if d.err != nil {
+				t.Errorf("diagnose through %s at the stuck moment: %v", d.access.name, d.err)
+				continue
+			}
+			answer := d.res.Summary.Answer
+			t.Logf("diagnose %s through %s in %s: %s\n%s", tc.pod, d.access.name, d.took.Round(time.Millisecond), d.res.Dir, answer)
+			for _, w := range tc.answer[d.access] {
+				if !strings.Contains(answer, w) {
+					t.Errorf("through %s the answer lacks %q:\n%s", d.access.name, w, answer)
 				}
 			}
-			if runs == nil {
-				t.Fatalf("no step starting with %q finished: diagnose never ran", tc.afterStep)
+			tc.check(t, d.access, d.res.Summary.Report)
+			if leaks, err := credscan.Dir(d.res.Dir); err != nil || len(leaks) > 0 {
+				t.Errorf("the diagnosis folder holds credentials %v (%v)", leaks, err)
 			}
-			for _, d := range runs {
-				if d.err != nil {
-					t.Errorf("diagnose through %s at the stuck moment: %v", d.access.name, d.err)
-					continue
-				}
-				answer := d.res.Summary.Answer
-				t.Logf("diagnose %s through %s in %s: %s\n%s", tc.pod, d.access.name, d.took.Round(time.Millisecond), d.res.Dir, answer)
-				for _, w := range tc.answer[d.access] {
-					if !strings.Contains(answer, w) {
-						t.Errorf("through %s the answer lacks %q:\n%s", d.access.name, w, answer)
-					}
-				}
-				tc.check(t, d.access, d.res.Summary.Report)
-				if leaks, err := credscan.Dir(d.res.Dir); err != nil || len(leaks) > 0 {
-					t.Errorf("the diagnosis folder holds credentials %v (%v)", leaks, err)
-				}
-				if len(d.res.Summary.Dropped) > 0 {
-					t.Logf("left out: %v", d.res.Summary.Dropped)
-				}
+			if len(d.res.Summary.Dropped) > 0 {
+				t.Logf("left out: %v", d.res.Summary.Dropped)
 			}
-			if tc.lab == "finalizer" && (len(finalizersAfter) != 1 || finalizersAfter[0] != finalizer.Finalizer) {
-				t.Errorf("after diagnose the pod's finalizers are %v, want [%s]: the dry run changed something", finalizersAfter, finalizer.Finalizer)
-			}
-			assertNoNodePods(t, env.Client)
-		})
+		}
+		if tc.lab == "finalizer" && (len(finalizersAfter) != 1 || finalizersAfter[0] != finalizer.Finalizer) {
+			t.Errorf("after diagnose the pod's finalizers are %v, want [%s]: the dry run changed something", finalizersAfter, finalizer.Finalizer)
+		}
+		assertNoNodePods(t, env.Client)
 	}
 }
 

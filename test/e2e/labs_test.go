@@ -34,9 +34,12 @@ var labChecks = map[string]func(t *testing.T, s *report.Summary){
 // TestLabs runs every registered lab on the real cluster, twice, and checks
 // verdicts, evidence and cleanup: first with termlab doing the actions, then
 // with scripts/<lab>.sh doing them (-by=script), judged by the same claims
-// with every action read from the API server's audit log or the node.
+// with every action read from the API server's audit log or the node. In
+// the first run of a lab with a stuck moment, diagnose runs at that moment
+// (stuckMoments): one lab run serves both, as CI's time is short.
 func TestLabs(t *testing.T) {
 	env := connect(t)
+	moments := stuckMoments(t, env)
 	for round, by := range []string{lab.ByTermlab, lab.ByScript} {
 		for _, def := range labs.All {
 			name := fmt.Sprintf("%s/run%d", def.Name, round+1)
@@ -47,7 +50,15 @@ func TestLabs(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 				defer cancel()
 				begin := time.Now()
-				s, err := lab.Execute(ctx, env, def, lab.Options{By: by})
+				opts := lab.Options{By: by}
+				var diagnosed func(*testing.T, *report.Summary, error)
+				if m, ok := moments[def.Name]; ok && by == lab.ByTermlab {
+					opts.Events, diagnosed = m.attach(t, env)
+				}
+				s, err := lab.Execute(ctx, env, def, opts)
+				if diagnosed != nil {
+					diagnosed(t, s, err)
+				}
 				if err != nil {
 					t.Fatalf("%s: %v", def.Title(), err)
 				}

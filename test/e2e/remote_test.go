@@ -67,8 +67,8 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 					}
 					continue
 				}
-				if def.Uses.StopsKubelet {
-					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "stops a kubelet") {
+				if def.Uses.FaultsANode() {
+					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "-allownodefaults") {
 						t.Errorf("%s through a kubeconfig: %v, want a refusal", def.Title(), err)
 					}
 					continue
