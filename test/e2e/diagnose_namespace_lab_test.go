@@ -9,31 +9,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/project"
-	"github.com/termlab/termlab/labs"
+	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/labs/namespace"
 )
 
-// TestDiagnoseAtNamespaceLabsStuckMoments runs lab:namespace and diagnoses
-// each held namespace at the lab's stuck moment (the step that deleted it
-// has finished; the lab waits for the hook): diagnose must name the cause
+// namespaceMoments diagnoses lab:namespace's held namespaces at its stuck
+// moments (the step that deleted each has finished; the lab waits for the
+// hook), in the lab's first run in TestLabs: diagnose must name the cause
 // each namespace's conditions name. At the custom resource's moment it also
 // starts diagnose's --watch on that namespace, which must see the lab's
 // release: the namespace gone between two looks.
-func TestDiagnoseAtNamespaceLabsStuckMoments(t *testing.T) {
-	env := connect(t)
+type namespaceMoments struct{}
+
+func (namespaceMoments) attach(t *testing.T, env *cluster.Env) (func(lab.Event), func(*testing.T, *report.Summary, error)) {
 	root, err := project.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, ok := labs.ByName("namespace")
-	if !ok {
-		t.Fatal("no lab namespace")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
 	src := ownSource(ctx, t)
 
 	type moment struct {
@@ -111,33 +108,32 @@ func TestDiagnoseAtNamespaceLabsStuckMoments(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	s, err := lab.Execute(ctx, env, def, lab.Options{Events: hook})
-	if err != nil {
-		t.Fatalf("%s: %v", def.Title(), err)
-	}
-	if !s.Passed() {
-		t.Errorf("lab:namespace run %s: %s", s.RunID, s.Verdict)
-	}
-	for _, m := range moments {
-		t.Run(strings.Fields(m.step)[0], func(t *testing.T) {
-			if err := errs[m.step]; err != nil {
-				t.Fatalf("diagnose at %q: %v", m.step, err)
-			}
-			r, ok := reports[m.step]
-			if !ok {
-				t.Fatalf("the lab never finished step %q", m.step)
-			}
-			m.check(t, runID, s.Namespace, r)
-		})
-	}
-	select {
-	case said := <-watched:
-		t.Logf("diagnose --watch of the custom resource's namespace said:\n%s", said)
-		if !strings.Contains(said, "gone between ") {
-			t.Errorf("--watch never saw the namespace go after the finalizer's release:\n%s", said)
+	return hook, func(t *testing.T, s *report.Summary, err error) {
+		defer cancel()
+		if err != nil {
+			t.Fatalf("lab:namespace with diagnose at its stuck moments: %v", err)
 		}
-	case <-ctx.Done():
-		t.Error("--watch did not end")
+		for _, m := range moments {
+			t.Run(strings.Fields(m.step)[0], func(t *testing.T) {
+				if err := errs[m.step]; err != nil {
+					t.Fatalf("diagnose at %q: %v", m.step, err)
+				}
+				r, ok := reports[m.step]
+				if !ok {
+					t.Fatalf("the lab never finished step %q", m.step)
+				}
+				m.check(t, runID, s.Namespace, r)
+			})
+		}
+		select {
+		case said := <-watched:
+			t.Logf("diagnose --watch of the custom resource's namespace said:\n%s", said)
+			if !strings.Contains(said, "gone between ") {
+				t.Errorf("--watch never saw the namespace go after the finalizer's release:\n%s", said)
+			}
+		case <-ctx.Done():
+			t.Error("--watch did not end")
+		}
 	}
 }
 

@@ -68,13 +68,19 @@ type stuckMoment struct {
 	watchRelease bool
 }
 
+// momentsHook is what TestLabs attaches to a lab's first run: the run's
+// event hook, and the checks of what it found, for after the run.
+type momentsHook interface {
+	attach(t *testing.T, env *cluster.Env) (hook func(lab.Event), check func(t *testing.T, s *report.Summary, runErr error))
+}
+
 // stuckMoments are the labs' stuck moments diagnose is run at, by lab.
-func stuckMoments(t *testing.T, env *cluster.Env) map[string]stuckMoment {
+func stuckMoments(t *testing.T, env *cluster.Env) map[string]momentsHook {
 	if len(env.Workers) < 2 {
 		t.Fatalf("the cluster has %d real workers; lab:stuck needs two", len(env.Workers))
 	}
 	worker2 := env.Workers[1].String()
-	moments := map[string]stuckMoment{}
+	moments := map[string]momentsHook{"namespace": namespaceMoments{}}
 	for _, tc := range []stuckMoment{
 
 		{
