@@ -36,6 +36,16 @@ const (
 // NeedsNodeAccess is the reason of a claim not checked for want of the node.
 const NeedsNodeAccess = "not checked (needs -node-access): the run could not ask the node's container runtime (crictl), which this claim rests on"
 
+// NeedsAuditLog is the reason of a claim not checked for want of the API
+// server's audit log, which termlab reads on the control plane's node: what
+// says who sent a request. what names what the claim would read in it.
+func NeedsAuditLog(rec *evidence.Record, what string) string {
+	if rec.NodeAccess == evidence.NodeAccessNone {
+		return "not checked (needs -node-access): the run could not read the API server's audit log on the control plane's node, which says " + what
+	}
+	return "not checked: the run has no audit log, which says " + what
+}
+
 // NeedsFakeNodes is the reason of a claim about a lab's part on kwok fake
 // nodes, on a cluster that has none.
 const NeedsFakeNodes = "not checked (needs kwok fake nodes): the cluster has none, so this part of the lab did not run"

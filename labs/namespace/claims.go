@@ -184,7 +184,7 @@ func (h hold) complete(b *claims.Builder, until time.Time) {
 // after the release, and no person or script touched its finalizers.
 func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, release time.Time) {
 	if len(rec.Audit) == 0 {
-		b.NotChecked("not checked: the run has no audit log, which says who finalized the namespace")
+		b.NotChecked(claims.NeedsAuditLog(rec, "who finalized the namespace"))
 		return
 	}
 	b.Cite(auditFile)
@@ -277,7 +277,7 @@ func orphanHolds(rec *evidence.Record) claims.Claim {
 	c, _ := h.shown.Condition(FinalizersRemaining)
 	b.Observe("condition", c.Message)
 	if len(rec.Audit) == 0 {
-		b.NotChecked("not checked: the run has no audit log, which says who deleted the custom resource")
+		b.NotChecked(claims.NeedsAuditLog(rec, "who deleted the custom resource"))
 		return b.Done()
 	}
 	b.Cite(auditFile)
@@ -379,7 +379,7 @@ func claimHeld(rec *evidence.Record) claims.Claim {
 		podsWatched(b, rec, a.StartedAt, gone)
 	}
 	if len(rec.Audit) == 0 {
-		b.NotChecked("not checked: the run has no audit log, which says when the PVC protection controller let the claim go")
+		b.NotChecked(claims.NeedsAuditLog(rec, "when the PVC protection controller let the claim go"))
 		return b.Done()
 	}
 	b.Cite(auditFile)
@@ -455,7 +455,7 @@ func podsFirst(rec *evidence.Record) claims.Claim {
 		b.Require(after >= 0 && after <= podsFirstGoneWithin, "namespace %s gone %s after its pod; the controller's looks allow %s", ns, claims.InSeconds(after), claims.InSeconds(podsFirstGoneWithin))
 	}
 	if len(rec.Audit) == 0 {
-		b.NotChecked("not checked: the run has no audit log, which says when the namespace controller deleted the pod and the claim")
+		b.NotChecked(claims.NeedsAuditLog(rec, "when the namespace controller deleted the pod and the claim"))
 		return b.Done()
 	}
 	b.Cite(auditFile)

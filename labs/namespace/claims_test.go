@@ -2,9 +2,11 @@ package namespace
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
@@ -277,4 +279,24 @@ func TestADryRunIsNoChange(t *testing.T) {
 	addAudit(rec, evidence.AuditEvent{ReceivedAt: at, User: "kubernetes-admin", Verb: "patch", Resource: "namespaces",
 		Name: OrphanNamespace(rec.Namespace), DryRun: true})
 	labtest.AllPass(t, Claims(rec), 6)
+}
+
+// Through a kubeconfig without node access the audit log is not read: the
+// claims that rest on it say they need node access, as the crictl ones do.
+func TestWithoutNodeAccessTheAuditClaimsSayWhy(t *testing.T) {
+	rec := load(t)
+	rec.Audit, rec.NodeAccess = nil, evidence.NodeAccessNone
+	n := 0
+	for _, c := range Claims(rec) {
+		if c.Verdict != claims.NotChecked {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(c.Reason, "not checked (needs -node-access)") {
+			t.Errorf("%s not checked for %q, want a reason that names -node-access", c.ID, c.Reason)
+		}
+	}
+	if n == 0 {
+		t.Error("no claim reported not checked without the audit log")
+	}
 }
