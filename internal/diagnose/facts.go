@@ -31,7 +31,8 @@ type podFacts struct {
 	lease                   leaseState
 	leaseAge                time.Duration
 	kubelet                 kubeletSays
-	running, exited, unseen []string // containers by crictl's word; unseen: not checked
+	running, exited, unseen []string     // containers by crictl's word; unseen: not checked
+	busy                    []busyVolume // volumes whose unmount last failed busy (the kubelet's journal)
 	dryRun                  dryRunState
 	rejectedBy              string // who refused the dry run (dryRunRejected)
 }
@@ -134,6 +135,7 @@ func factsOf(c Collected) *podFacts {
 			f.exited = append(f.exited, cc.Name)
 		}
 	}
+	f.busy = busyVolumes(c, f)
 	f.dryRun = dryRunStateOf(c.DryRun, len(p.Finalizers) > 0)
 	if f.dryRun == dryRunRejected {
 		f.rejectedBy = RejectedBy(c.DryRun)

@@ -120,10 +120,10 @@ type busyVolume struct {
 
 // busyVolumes are the pod's volumes whose unmount last failed with the
 // mount busy, by name.
-func busyVolumes(f *podFacts) []busyVolume {
+func busyVolumes(c Collected, f *podFacts) []busyVolume {
 	byVolume := map[string]*busyVolume{}
 	var names []string
-	for _, e := range f.c.Teardown.Entries {
+	for _, e := range c.Teardown.Entries {
 		name := strings.TrimPrefix(path.Base(e.Volume), string(f.pod.UID)+"-")
 		b, ok := byVolume[name]
 		if !ok {
@@ -176,7 +176,7 @@ func teardownFindings(f *podFacts) []Finding {
 		return []Finding{{ID: FindTeardown, Level: NotChecked, Verdict: "not checked", Evidence: ev,
 			Text: "The kubelet's journal could not be read: " + tc.Err + "."}}
 	}
-	busy := busyVolumes(f)
+	busy := f.busy
 	if len(busy) == 0 {
 		return []Finding{{ID: FindTeardown, Level: Info, Verdict: "none busy", Evidence: ev,
 			Text: fmt.Sprintf("The kubelet's journal (its last %d entries) shows no failing unmount of the pod's volumes.", journalLines)}}
@@ -199,11 +199,11 @@ func exitedPrefix(f *podFacts) string {
 }
 
 // volumeBusy: an unmount of the pod's volumes last failed with the mount busy.
-func volumeBusy(f *podFacts) bool { return f.deleting && len(busyVolumes(f)) > 0 }
+func volumeBusy(f *podFacts) bool { return f.deleting && len(f.busy) > 0 }
 
 func volumeBusyAnswer(f *podFacts) []string {
 	var names []string
-	for _, b := range busyVolumes(f) {
+	for _, b := range f.busy {
 		names = append(names, b.name)
 	}
 	return one(fmt.Sprintf("The kubelet cannot unmount volume %s: the mount is busy (something on %s uses it). The kubelet lets a pod go only once its volumes are unmounted, so the object stays as long as the mount is busy.", strings.Join(names, ", "), f.node))
@@ -211,7 +211,7 @@ func volumeBusyAnswer(f *podFacts) []string {
 
 func volumeBusyAdvice(f *podFacts) []string {
 	var out []string
-	for _, b := range busyVolumes(f) {
+	for _, b := range f.busy {
 		out = append(out, fmt.Sprintf("find and end what keeps %s busy on %s: a process with its working directory or an open file there (`ls -l /proc/*/cwd /proc/*/fd 2>/dev/null | grep %s` on the node), or a mount namespace that still holds it (`grep -l %s /proc/*/mountinfo`). The kubelet's next try (at %s; its back-off grows to at most 2 min 2 s) unmounts it and the pod goes.",
 			b.path, f.node, f.pod.UID, b.path, b.retryAt.Format(time.RFC3339)))
 	}

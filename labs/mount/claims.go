@@ -238,7 +238,7 @@ func unmounted(rec *evidence.Record) claims.Claim {
 	if !b.Require(okHold && okRel, "no %s and %s in the record", holdAct, releaseAct) {
 		return b.Done()
 	}
-	var before, held, after int
+	var beforeRelease, held, after int
 	for _, l := range rec.Mounts {
 		if l.Error != "" {
 			b.Require(false, "the look %q at %s failed: %s", l.Why, l.Node, l.Error)
@@ -253,7 +253,7 @@ func unmounted(rec *evidence.Record) claims.Claim {
 			b.Require(len(l.Mounted) == 0, "after the pod was gone, %s is still mounted: %v", l.Dir, l.Mounted)
 			b.Require(l.HolderState != "active", "after the pod was gone, the holding process still runs (%s)", l.HolderState)
 		case rec.Between(at, rec.ActionStamp(rel)).D > 0:
-			before++
+			beforeRelease++
 			b.Require(len(l.Mounted) > 0 && strings.Contains(l.Mounted[0], " - tmpfs "), "at the look %q, before the release, %s was not a tmpfs mount: %v", l.Why, l.Dir, l.Mounted)
 			if rec.Between(rec.ActionStamp(hold), at).D < 0 {
 				continue // before the hold: nothing holds it yet
@@ -268,6 +268,7 @@ func unmounted(rec *evidence.Record) claims.Claim {
 			b.Require(l.HolderState == "active" && l.HolderCwd == l.Dir, "at the look %q the holding process is %s with its working directory %q, not in the volume %s", l.Why, l.HolderState, l.HolderCwd, l.Dir)
 		}
 	}
+	b.Observe("looks_before_release", beforeRelease)
 	b.Observe("looks_held", held)
 	b.Require(held > 0, "no look at the node between the hold and the release")
 	b.Require(after > 0, "no look at the node after pod %s was gone", pod)
