@@ -436,7 +436,7 @@ func printVerdicts(log *progress.Logger, def Definition, s *report.Summary) {
 		case c.Passed():
 			log.Infof("  pass  %s", c.ID)
 		case c.Verdict == claims.NotChecked:
-			log.Infof("  not checked  %s (needs -node-access)", c.ID)
+			log.Infof("  not checked  %s: %s", c.ID, c.Reason)
 		default:
 			log.Infof("  FAIL  %s: %s", c.ID, c.Reason)
 		}

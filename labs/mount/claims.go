@@ -47,8 +47,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: idExited,
-			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0) within %s (the kubelet's sync after the delete and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends.",
-				claims.InSeconds(exitWithin), claims.InSeconds(grace)),
+			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0, %s after the SIGTERM, its term delay) within %s (the kubelet's sync after the delete, the term delay and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends.",
+				claims.InSeconds(termDelay), claims.InSeconds(exitWithin), claims.InSeconds(grace)),
 			Pod: pod, After: deleteAct, Within: exitWithin, WhileObjectExists: true, WantSIGTERM: true, WantExitCode: &exitedCode,
 		}).WithTolerance("stopped_after_seconds", exitWithin),
 		// The hold is the lab's own wait plus a look at the node.

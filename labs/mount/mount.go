@@ -33,9 +33,12 @@ const (
 	readyWithin = 90 * time.Second
 	// grace is the pod's terminationGracePeriodSeconds (manifests/pods/mounted.yaml).
 	grace = 30 * time.Second
-	// exitWithin: the workload exits at once on SIGTERM, which the kubelet
-	// sends at its sync after the delete.
-	exitWithin = claims.KubeletSyncAllowance + claims.ExitAllowance
+	// termDelay is the workload's wait between SIGTERM and its exit
+	// (manifests/pods/mounted.yaml): clear of the clocks' uncertainty.
+	termDelay = time.Second
+	// exitWithin: the kubelet sends SIGTERM at its sync after the delete,
+	// and the workload exits termDelay later.
+	exitWithin = claims.KubeletSyncAllowance + termDelay + claims.ExitAllowance
 	// holdPast: the object must still be there this long after its container
 	// exited, while the mount is busy: several of the kubelet's unmount
 	// retries (0.5 s, then doubling: failures at about 0, 0.5, 1.5, 3.5, 7.5
