@@ -144,6 +144,7 @@ func commandNames(root *cobra.Command) []string {
 var mageFlagNames = map[string]string{
 	"nodeaccess":      "node-access",
 	"allownodefaults": "allow-node-faults",
+	"nowait":          "no-wait",
 }
 
 // mageNames lets --nodeaccess mean --node-access, and so on.

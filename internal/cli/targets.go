@@ -49,12 +49,13 @@ func labCommands() []*cobra.Command {
 }
 
 // addLabFlags are the lab targets' flags (mage's -by, -kubeconfig, -context,
-// -nodeaccess, -allownodefaults, spelt as kubectl would).
+// -nodeaccess, -allownodefaults, -nowait, spelt as kubectl would).
 func addLabFlags(cmd *cobra.Command, faults bool) {
 	cmd.Flags().String("by", "", "who does the lab's actions: termlab (default), script (scripts/<lab>.sh) or you")
 	cmd.Flags().String("kubeconfig", "", "run on the cluster of this kubeconfig instead of termlab's own (TERMLAB_KUBECONFIG)")
 	cmd.Flags().String("context", "", "the kubeconfig's context (TERMLAB_CONTEXT; default its current one)")
 	cmd.Flags().Bool("node-access", false, "with --kubeconfig: start node pods to ask the container runtime (TERMLAB_NODE_ACCESS=1)")
+	cmd.Flags().Bool("no-wait", false, "refuse at once, instead of waiting, while another termlab holds the cluster's run lock (a Lease in the cluster)")
 	if faults {
 		cmd.Flags().String("allow-node-faults", "", "with --kubeconfig: the one worker whose kubelet the lab may stop (TERMLAB_ALLOW_NODE_FAULTS)")
 	}
@@ -64,6 +65,7 @@ func labFlags(cmd *cobra.Command) targets.LabFlags {
 	return targets.LabFlags{
 		By: stringFlag(cmd, "by"), Kubeconfig: stringFlag(cmd, "kubeconfig"), Context: stringFlag(cmd, "context"),
 		NodeAccess: boolFlag(cmd, "node-access"), AllowNodeFaults: stringFlag(cmd, "allow-node-faults"),
+		NoWait: boolFlag(cmd, "no-wait"),
 	}
 }
 

@@ -68,6 +68,9 @@ type Options struct {
 	By  string
 	In  io.Reader
 	Out io.Writer
+	// NoWait refuses the run at once, instead of waiting, while another
+	// termlab holds the cluster's run lock.
+	NoWait bool
 }
 
 // Definition is one lab: everything the targets, the workshop, its guide,
@@ -211,13 +214,19 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	env = withFaultNode(env, def)
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	release, err := runlock.Acquire(ctx, log, env.Name)
+	id := NewRunID(time.Now())
+	// The run lock is a Lease in the cluster: a termlab on another machine
+	// waits for this run, and this run's repair touches only what runs no
+	// longer holding it left.
+	if env.RESTConfig == nil {
+		return nil, errors.New("the lab needs a cluster: Env has no REST config for the run lock")
+	}
+	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), opts.NoWait)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer lock.Release()
 
-	id := NewRunID(time.Now())
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
 		Env: env, Log: log, opts: opts,
@@ -318,6 +327,7 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	fail("cleaning up", r.cleanup(cctx))
 	fail("reading the API server's audit log", rec.StopAudit(cctx))
 	fail("stopping the recorder", rec.Stop())
+	fail("holding the cluster's run lock", lock.Lost())
 
 	// Settle the verdict before anything is written: the claims, every run
 	// error, nodes back to Ready, and no credential in the folder or the

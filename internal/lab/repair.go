@@ -22,6 +22,7 @@ import (
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/mounthold"
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/runlock"
 )
 
 // RepairLeftovers puts back what a killed earlier run may have left: a real
@@ -29,9 +30,12 @@ import (
 // switch still armed disarmed: internal/kubelet.Restore), nodes a run created
 // (kwok fake nodes labelled with its run id: deleted), pods labelled with a
 // run id that still carry finalizers (finalizers removed), and namespaces of
-// earlier runs (deleted). Namespaces kept on purpose (Options.Keep) are left
-// alone. It returns one line per repair, for the user and the record.
-// Labs must not run concurrently on one cluster: this would repair the other run.
+// earlier runs (deleted). Namespaces kept on purpose (Options.Keep), and
+// those another live termlab marks in use (its node pods: runlock.KeepAlive),
+// are left alone. It returns one line per repair, for the user and the record.
+// It runs under the cluster's run lock (a Lease): any other run's objects it
+// finds belong to a run that no longer holds it (ended, or killed and its
+// Lease expired).
 func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger, currentRunID string) ([]string, error) {
 	var repairs []string
 	var errs []error
@@ -99,6 +103,14 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		}
 		if ns.DeletionTimestamp != nil {
 			continue // already being deleted (a run's cleanup does not wait for it); stuck pods are handled below
+		}
+		if holder, err := runlock.AliveHolder(ctx, env.Client, ns.Name); err != nil {
+			errs = append(errs, err)
+			continue
+		} else if holder != "" {
+			kept[ns.Name] = true
+			log.Infof("namespace %s is in use by %s: left alone", ns.Name, holder)
+			continue
 		}
 		if ns.Labels[KeepLabel] == "true" {
 			kept[ns.Name] = true

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/termlab/termlab/internal/runlock"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,6 +110,8 @@ type Access struct {
 	nsSent bool
 	nodes  map[string]*Node
 	failed map[string]string
+	// stopAlive ends the Lease that keeps the namespace marked in use.
+	stopAlive func()
 }
 
 // New returns an Access that creates nothing until a node is asked for.
@@ -238,6 +241,16 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s for node pods: %w", ns.Name, err)
 	}
+	// The namespace outlives lab runs (a diagnose's, another termlab's):
+	// marked in use, their repair leaves it alone while this process lives.
+	if a.stopAlive == nil {
+		stop, err := runlock.KeepAlive(ctx, a.config, ns.Name, runlock.Identity("node access "+a.opts.RunID))
+		if err != nil {
+			a.opts.Log("namespace %s is not marked in use (%v): a lab run's repair may delete it while it is used", ns.Name, err)
+		} else {
+			a.stopAlive = stop
+		}
+	}
 	if a.opts.Agent {
 		if err := a.createAgentSecret(ctx); err != nil {
 			return err
@@ -363,6 +376,10 @@ func (a *Access) Close(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
 	defer cancel()
 	ns := a.Namespace()
+	if a.stopAlive != nil {
+		a.stopAlive()
+		a.stopAlive = nil
+	}
 	zero := int64(0)
 	// Pods first with no grace: the namespace then goes as soon as they do.
 	err := a.client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero},

@@ -21,7 +21,6 @@ import (
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
-	"github.com/termlab/termlab/internal/runlock"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 )
 
@@ -32,6 +31,9 @@ type Options struct {
 	Images    images.Source // TERMLAB_IMAGES: auto (default), official, build
 	FakeNodes int           // TERMLAB_FAKE_NODES: default 2
 	Recreate  bool
+	// NoWait refuses at once, instead of waiting, while another termlab
+	// holds the cluster's run lock.
+	NoWait bool
 }
 
 // OptionsFromEnv reads the TERMLAB_* settings.
@@ -90,7 +92,7 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 	}
 	co := ClusterOptions(o.Root)
 	co.Recreate = o.Recreate
-	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
+	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes, NoWait: o.NoWait})
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +111,8 @@ type ClusterSpec struct {
 	// NoKwok leaves kwok and its fake nodes out: labs without fake nodes
 	// need neither (the version matrix skips them where it can).
 	NoKwok bool
+	// NoWait: see Options.NoWait.
+	NoWait bool
 }
 
 // UpCluster brings one kind cluster up (or reuses it) from resolved images:
@@ -122,7 +126,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
 	// so a stopped kubelet is a leftover; a node that is NotReady only because
 	// of it must not get the whole cluster recreated.
-	release, err := runlock.Acquire(ctx, log, co.Name)
+	release, err := Lock(ctx, log, co, "cluster:up of "+co.Name, spec.NoWait)
 	if err != nil {
 		return nil, err
 	}

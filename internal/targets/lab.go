@@ -30,6 +30,9 @@ type LabFlags struct {
 	// AllowNodeFaults (or TERMLAB_ALLOW_NODE_FAULTS) names the one worker on
 	// which a lab that stops a kubelet may do so, through a kubeconfig.
 	AllowNodeFaults *string
+	// NoWait refuses at once, instead of waiting, while another termlab
+	// holds the cluster's run lock.
+	NoWait *bool
 }
 
 // Lab is lab:<name>: runs the named lab of labs/registry.go.
@@ -65,6 +68,7 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 	if err != nil {
 		return err
 	}
+	o.NoWait = f.NoWait != nil && *f.NoWait
 	log := progress.Default()
 	var env *cluster.Env
 	if remote.Kubeconfig != "" {
@@ -80,8 +84,10 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 			}
 		}()
 	} else {
-		// One lock for the whole target: cluster:up's repair and health check and
-		// every lab run, so nobody else's run slips in between.
+		// This machine's lock for the whole target: cluster:up's repair and
+		// health check and every lab run. The cluster's run lock (a Lease) is
+		// taken by each of them, named with the run it is for, so a termlab
+		// elsewhere may run between two labs of lab:all.
 		release, lerr := runlock.Acquire(ctx, log, cluster.DefaultName)
 		if lerr != nil {
 			return lerr
@@ -92,7 +98,7 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 	if err != nil {
 		return err
 	}
-	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by}, defs...)
+	_, err = lab.ExecuteAll(ctx, env, lab.Options{Keep: os.Getenv("TERMLAB_KEEP") != "", By: by, NoWait: o.NoWait}, defs...)
 	if index, ierr := resultsindex.Write(project.ResultsDir(o.Root)); ierr == nil {
 		log.Infof("index of runs: %s", index)
 	} else {

@@ -11,10 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 )
@@ -109,29 +107,15 @@ func refuseActiveRuns(ctx context.Context, log *progress.Logger, client kubernet
 }
 
 // quickClient is a client for the cluster, for looking before touching
-// anything: from kind's own kubeconfig of the cluster (the project's file may
-// be missing or stale), else from the file; nil when the cluster does not answer.
-func quickClient(ctx context.Context, p *kindcluster.Provider, name, kubeconfig string) kubernetes.Interface {
-	var cfg *rest.Config
-	if raw, err := p.KubeConfig(name, false); err == nil {
-		cfg, _ = clientcmd.RESTConfigFromKubeConfig([]byte(raw))
-	}
+// anything; nil when the cluster does not answer.
+func quickClient(ctx context.Context, name, kubeconfig string) kubernetes.Interface {
+	cfg := cluster.AnsweringConfig(ctx, name, kubeconfig)
 	if cfg == nil {
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil
-		}
-		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil
-		}
-		cfg = c
+		return nil
 	}
 	cfg.Timeout = 5 * time.Second
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil
-	}
-	if _, err := c.Discovery().ServerVersion(); err != nil {
 		return nil
 	}
 	return c

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/lab"
@@ -58,15 +57,14 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 	}
 
 	co := stack.ClusterOptions(opts.Root)
-	// The same lock as lab runs: a reset in the middle of a run would undo it.
-	release, err := runlock.Acquire(ctx, log, co.Name)
+	// The same locks as lab runs: a reset in the middle of a run would undo it.
+	release, err := stack.Lock(ctx, log, co, "workshop:reset", false)
 	if err != nil {
 		return res, err
 	}
 	defer release()
-	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	// Before anything changes: a run in progress (a colleague's, CI's) would be broken.
-	if c := quickClient(ctx, p, co.Name, co.KubeconfigPath); c != nil {
+	if c := quickClient(ctx, co.Name, co.KubeconfigPath); c != nil {
 		if err := refuseActiveRuns(ctx, log, c); err != nil {
 			return res, err
 		}
@@ -107,8 +105,8 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 }
 
 // deleteRunNamespaces deletes every namespace labelled with a run id (kept
-// ones included), removing the finalizers of their pods first, and returns
-// their names.
+// ones included, not those a live termlab marks in use), removing the
+// finalizers of their pods first, and returns their names.
 func deleteRunNamespaces(ctx context.Context, env *cluster.Env, say func(string, ...any)) ([]string, error) {
 	core := env.Client.CoreV1()
 	list, err := core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: lab.RunIDLabel})
@@ -118,6 +116,13 @@ func deleteRunNamespaces(ctx context.Context, env *cluster.Env, say func(string,
 	var errs []error
 	var names []string
 	for _, ns := range list.Items {
+		if holder, err := runlock.AliveHolder(ctx, env.Client, ns.Name); err != nil || holder != "" {
+			if err == nil {
+				say("left namespace %s alone: in use by %s", ns.Name, holder)
+			}
+			errs = append(errs, err)
+			continue
+		}
 		names = append(names, ns.Name)
 		pods, err := core.Pods(ns.Name).List(ctx, metav1.ListOptions{})
 		if err != nil {
