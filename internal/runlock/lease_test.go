@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -138,6 +139,13 @@ func TestLeaseLostWhenRenewalsFail(t *testing.T) {
 	defer func(l, r, p time.Duration) { leaseDuration, renewDeadline, retryPeriod = l, r, p }(leaseDuration, renewDeadline, retryPeriod)
 	leaseDuration, renewDeadline, retryPeriod = 2*time.Second, 1500*time.Millisecond, 200*time.Millisecond
 	client := fake.NewClientset()
+	var down atomic.Bool // the reactor goes in first: the fake's reactor chain is not safe to change in use
+	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if down.Load() {
+			return true, nil, errors.New("the API server does not answer")
+		}
+		return false, nil, nil
+	})
 	l, err := take(context.Background(), progress.New(&syncWriter{}), client, "machine-a", "lab:stuck run 3", false)
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +154,7 @@ func TestLeaseLostWhenRenewalsFail(t *testing.T) {
 	if l.Lost() != nil {
 		t.Fatalf("lost at once: %v", l.Lost())
 	}
-	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, errors.New("the API server does not answer")
-	})
+	down.Store(true)
 	deadline := time.Now().Add(10 * renewDeadline)
 	for l.Lost() == nil && time.Now().Before(deadline) {
 		time.Sleep(retryPeriod)
