@@ -119,28 +119,6 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 	}
 }
 
-// TestLabThroughMageWithKubeconfig runs lab:force the way a user points
-// termlab at their cluster: the mage target with -kubeconfig and -nodeaccess.
-func TestLabThroughMageWithKubeconfig(t *testing.T) {
-	own := connect(t)
-	root, err := project.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	out := runMage(t, ctx, root, "lab:force", "-kubeconfig="+own.KubeconfigPath, "-nodeaccess")
-	for _, want := range []string{"node access through short-lived privileged pods", "lab:force run", ": pass (4 claims)", "node pods removed"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if strings.Contains(out, "creating kind cluster") || strings.Contains(out, "dockerd") {
-		t.Errorf("the kubeconfig path touched the local cluster machinery")
-	}
-	assertNoNodePods(t, own.Client)
-}
-
 // TestPartialRunExitsWithItsOwnCode runs lab:force through mage with a
 // kubeconfig and no node access: the claims that rest on crictl are not
 // checked, so the run is partial, says so, and mage exits with
