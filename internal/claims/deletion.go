@@ -29,7 +29,7 @@ func ContainerID(rec *evidence.Record, pod string) (string, bool) {
 }
 
 // action finds a successful action or fails the check.
-func action(k *check, rec *evidence.Record, kind, target string) (evidence.Action, bool) {
+func action(k *check, rec *evidence.Record, kind evidence.ActionKind, target string) (evidence.Action, bool) {
 	a, ok := rec.Action(kind, target)
 	if !ok {
 		k.require(false, "no %s request on %s was recorded", kind, target)
@@ -53,17 +53,17 @@ func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action
 		if len(rec.Audit) > 0 && a.APIRequest() {
 			// The run has an audit log, yet nothing in it matches: say that
 			// this action stands on termlab's own account alone.
-			k.observe(strings.ReplaceAll(a.Kind, "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))
+			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))
 		}
 		return a, true
 	}
 	k.cite(evidence.AuditFile)
 	ok = k.require(e.Succeeded(), "the API server answered the %s request on %s with %d (audit log)", a.Kind, a.Target, e.Code)
 	switch a.Kind {
-	case "force-delete":
+	case evidence.ActionForceDelete:
 		ok = k.require(e.GracePeriodSeconds != nil && *e.GracePeriodSeconds == 0,
 			"the API server received the %s request on %s with gracePeriodSeconds %s, not 0 (audit log, %s)", a.Kind, a.Target, int64String(e.GracePeriodSeconds), stamp(e.ReceivedAt)) && ok
-	case "delete":
+	case evidence.ActionDelete:
 		ok = k.require(e.GracePeriodSeconds == nil || *e.GracePeriodSeconds > 0,
 			"the API server received the ordinary %s request on %s with gracePeriodSeconds %s (audit log, %s)", a.Kind, a.Target, int64String(e.GracePeriodSeconds), stamp(e.ReceivedAt)) && ok
 	}
@@ -80,9 +80,9 @@ type Held struct {
 	Pod           string
 	Finalizer     string
 	// Delete is the action kind that asked for deletion ("delete", "force-delete").
-	Delete string
+	Delete evidence.ActionKind
 	// Release is the action kind that removes the finalizer; the hold is judged up to it.
-	Release string
+	Release evidence.ActionKind
 	// GracePeriod, if set, is the deletionGracePeriodSeconds the object must show after Delete.
 	GracePeriod *int64
 	// MinHold is how long after Delete the object must have been seen to stay.
@@ -182,7 +182,7 @@ type Deleted struct {
 	ID, Statement string
 	Pod           string
 	// After is the action kind the bound counts from.
-	After  string
+	After  evidence.ActionKind
 	Within time.Duration
 	// RequireGone also needs a snapshot (GET) after the action that answered NotFound.
 	RequireGone bool
@@ -267,7 +267,7 @@ type Stops struct {
 	ID, Statement string
 	Pod           string
 	// After is the action kind the bound counts from (e.g. "delete", "start-kubelet").
-	After  string
+	After  evidence.ActionKind
 	Within time.Duration
 	// NotBefore, if set, needs the stop to come at least this long after the action.
 	NotBefore time.Duration
@@ -526,7 +526,7 @@ func kubeletTerminated(rec *evidence.Record, pod, id string, from time.Time) (ev
 
 // targetOf is the target of the first action of the kind: the pod itself, or
 // the node a node-level action (stop-kubelet, start-kubelet) ran on.
-func targetOf(rec *evidence.Record, kind, pod string) string {
+func targetOf(rec *evidence.Record, kind evidence.ActionKind, pod string) string {
 	if _, ok := rec.Action(kind, pod); ok {
 		return pod
 	}
@@ -567,7 +567,7 @@ type Orphaned struct {
 	ID, Statement string
 	Pod           string
 	// Until is the action kind that ends the window (e.g. "start-kubelet"); "" ends it with the record.
-	Until string
+	Until evidence.ActionKind
 	// All needs every crictl observation in the window to show CONTAINER_RUNNING; otherwise one is enough.
 	All bool
 	// MinObservations is how many observations the window must hold (at least 1).
@@ -669,7 +669,7 @@ func firstNotReady(rec *evidence.Record, node string, from time.Time) (evidence.
 type Beating struct {
 	ID, Statement string
 	Pod           string
-	Until         string // action kind that ends the window; "" ends it with the record
+	Until         evidence.ActionKind // action kind that ends the window; "" ends it with the record
 	// MinBeats is how far the heartbeat sequence must advance between the first and last reads.
 	MinBeats int
 	// Interval, if set, is the workload's heartbeat interval: the sequence
@@ -739,7 +739,7 @@ func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
 type NotReady struct {
 	ID, Statement string
 	Node          string
-	After         string // action kind on the node, e.g. "stop-kubelet"
+	After         evidence.ActionKind // action kind on the node, e.g. "stop-kubelet"
 	Within        time.Duration
 	// NotBefore, if set, needs the change to come at least this long after the action.
 	NotBefore time.Duration

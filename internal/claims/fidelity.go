@@ -124,10 +124,10 @@ type Stripped struct {
 	ID, Statement  string
 	Pod, Finalizer string
 	// Delete is the action kind of the delete that sets it off ("delete").
-	Delete string
+	Delete evidence.ActionKind
 	// Release is the action kind by which the lab removes finalizers; the lab
 	// must not have done so before the object was DELETED.
-	Release string
+	Release evidence.ActionKind
 	// Want, if set, is the whole deletion sequence required (DeletionTransitions as strings).
 	Want []string
 }
@@ -189,11 +189,12 @@ type Collapsed struct {
 	// must part from it exactly where the kubelet reports the termination.
 	Reference string
 	// Delete is the action kind of the ordinary delete; grace 0 must follow within Within.
-	Delete string
+	Delete evidence.ActionKind
 	Within time.Duration
 	// Finalizer, if set, must be kept at grace 0 and hold the object until
 	// the lab's Release action.
-	Finalizer, Release string
+	Finalizer string
+	Release   evidence.ActionKind
 }
 
 // GraceCollapsedUnterminated decides that after the delete the pod's
@@ -292,7 +293,7 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 	slices.Sort(pods)
 	for _, pod := range pods {
 		want := p.Pods[pod]
-		create, ok := rec.Action("create", pod)
+		create, ok := rec.Action(evidence.ActionCreate, pod)
 		if !k.require(ok && create.Succeeded(), "no successful create of pod %s was recorded", pod) {
 			continue
 		}

@@ -72,7 +72,7 @@ func terminated(code int32, reason string) func(*evidence.PodState) {
 
 func noFinalizers(s *evidence.PodState) { s.Finalizers = nil }
 
-func act(rec *evidence.Record, kind, target string, sec float64) {
+func act(rec *evidence.Record, kind evidence.ActionKind, target string, sec float64) {
 	rec.Actions = append(rec.Actions, evidence.Action{Kind: kind, Target: target, Request: json.RawMessage(`{}`), StartedAt: at(sec), FinishedAt: at(sec + 0.01)})
 }
 

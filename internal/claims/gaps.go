@@ -68,7 +68,7 @@ func deletionWindow(events []evidence.PodEvent) (from, to time.Time, ok bool) {
 // existedFrom is when the pod can first have existed: the lab's create
 // request, else the start of the record.
 func existedFrom(rec *evidence.Record, pod string) time.Time {
-	if a, ok := rec.Action("create", pod); ok {
+	if a, ok := rec.Action(evidence.ActionCreate, pod); ok {
 		return a.StartedAt
 	}
 	return rec.StartedAt

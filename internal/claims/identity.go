@@ -78,7 +78,7 @@ type Single struct {
 	Pod           string
 	// Delete and Until are the action kinds that open and close the window
 	// (the ordinary delete, the force delete).
-	Delete, Until string
+	Delete, Until evidence.ActionKind
 	// MinWindow is how long the window must have lasted.
 	MinWindow time.Duration
 }
@@ -110,7 +110,7 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 			inWindow = append(inWindow, e.UID)
 		}
 	}
-	k.observe("uids_until_"+snake(s.Until), inWindow)
+	k.observe("uids_until_"+snake(string(s.Until)), inWindow)
 	k.require(len(inWindow) == 1, "the pod watch saw %d UIDs for %s before the %s: %v", len(inWindow), s.Pod, s.Until, inWindow)
 	k.watchedThroughout(rec, evidence.WatchPods, from, to)
 
@@ -133,7 +133,7 @@ type Replaced struct {
 	ID, Statement string
 	Pod           string
 	// After is the action kind that removed the old incarnation (the force delete).
-	After string
+	After evidence.ActionKind
 	// GoneWithin bounds its DELETED event after the request; CreatedWithin
 	// the new incarnation's ADDED event after that DELETED.
 	GoneWithin, CreatedWithin time.Duration
@@ -290,7 +290,7 @@ type Again struct {
 	ID, Statement string
 	Pod           string
 	// After is the action kind that brings the old node's kubelet back.
-	After string
+	After evidence.ActionKind
 	// Within bounds the original's last write after that request.
 	Within time.Duration
 	// MinAlone is how long the ledger must show the new incarnation writing alone.

@@ -15,7 +15,7 @@ type Stuck struct {
 	Node string
 	// Delete is the action kind that asked for deletion; Until is the action
 	// kind that ends the window in which the object must stay.
-	Delete, Until string
+	Delete, Until evidence.ActionKind
 	// PastDeadline is how long past its grace deadline (the deletionTimestamp)
 	// the object must have been seen to stay.
 	PastDeadline time.Duration
@@ -58,7 +58,7 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	k.observe("stayed_past_deadline_seconds", seconds(past))
 	k.require(past >= s.PastDeadline, "the object was watched only %s past its grace deadline, the claim needs %s", past.Round(time.Millisecond), s.PastDeadline)
 	if last, ok := rec.Latest(s.Pod, until.StartedAt); ok {
-		k.observe("phase_before_"+strings.ReplaceAll(s.Until, "-", "_"), last.Phase)
+		k.observe("phase_before_"+strings.ReplaceAll(string(s.Until), "-", "_"), last.Phase)
 	}
 
 	k.cite(nodesFile)
@@ -97,7 +97,7 @@ type Tainted struct {
 	// Taint is "key:Effect", as the record keeps taints.
 	Taint string
 	// After is the action kind the bounds count from.
-	After  string
+	After  evidence.ActionKind
 	Within time.Duration
 	// NotBefore, if set, needs the taint to come at least this long after the action.
 	NotBefore time.Duration
@@ -131,11 +131,11 @@ type Collected struct {
 	ID, Statement string
 	Pod           string
 	// After is the action kind the bound counts from (e.g. the taint).
-	After  string
+	After  evidence.ActionKind
 	Within time.Duration
 	// KubeletStopped and KubeletStarted are the action kinds that stopped and
 	// started the pod's kubelet: in between, a phase change cannot come from it.
-	KubeletStopped, KubeletStarted string
+	KubeletStopped, KubeletStarted evidence.ActionKind
 	// DeletedBy, if set, is the user whose request removed the object, as
 	// the API server's audit log must name it (with gracePeriodSeconds 0)
 	// when the run has one.

@@ -11,7 +11,7 @@ func (r *Record) EventsFor(pod string) []PodEvent {
 }
 
 // Action returns the first action of the given kind on target.
-func (r *Record) Action(kind, target string) (Action, bool) {
+func (r *Record) Action(kind ActionKind, target string) (Action, bool) {
 	for _, a := range r.Actions {
 		if a.Kind == kind && a.Target == target {
 			return a, true
@@ -22,13 +22,13 @@ func (r *Record) Action(kind, target string) (Action, bool) {
 
 // TargetOf is the target of the first action of the kind (for example the
 // node of "stop-kubelet"), or "(no <kind>)" when there was none.
-func (r *Record) TargetOf(kind string) string {
+func (r *Record) TargetOf(kind ActionKind) string {
 	for _, a := range r.Actions {
 		if a.Kind == kind {
 			return a.Target
 		}
 	}
-	return "(no " + kind + ")"
+	return "(no " + string(kind) + ")"
 }
 
 // Step returns the named step.

@@ -11,6 +11,7 @@ package evidence
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/ledger"
@@ -129,12 +130,37 @@ type Step struct {
 	Error      string    `json:"error,omitempty"`
 }
 
+// ActionKind names what a lab did; its value is what the record keeps.
+// Labs with actions of their own (labs/namespace) name them the same way.
+type ActionKind string
+
+// The actions internal/lab does (and a script or a person does for it).
+const (
+	ActionCreate           ActionKind = "create"
+	ActionDelete           ActionKind = "delete"
+	ActionForceDelete      ActionKind = "force-delete"
+	ActionRemoveFinalizers ActionKind = "remove-finalizers"
+	ActionDeleteNamespace  ActionKind = "delete-namespace"
+	ActionStopKubelet      ActionKind = "stop-kubelet"
+	ActionStartKubelet     ActionKind = "start-kubelet"
+	ActionTaintNode        ActionKind = "taint-node"
+	ActionUntaintNode      ActionKind = "untaint-node"
+	ActionHoldMount        ActionKind = "hold-mount"
+	ActionReleaseMount     ActionKind = "release-mount"
+)
+
+// ActionCreateOf is the kind of creating an object of another kind than a pod
+// ("create-apiservice", …).
+func ActionCreateOf(objectKind string) ActionKind {
+	return ActionKind("create-" + strings.ToLower(objectKind))
+}
+
 // Action is something the lab did to the cluster or a node: an API request
 // (with the exact options sent) or a command on a node.
 type Action struct {
 	Step string `json:"step"`
-	// Kind names what was done, e.g. "delete", "force-delete", "remove-finalizers", "stop-kubelet".
-	Kind string `json:"kind"`
+	// Kind names what was done (ActionDelete, ActionForceDelete, …).
+	Kind ActionKind `json:"kind"`
 	// Target is the pod or node acted on.
 	Target string `json:"target"`
 	// Request is the exact request: the API verb, resource and body (e.g. the

@@ -13,7 +13,7 @@ import (
 // API server's audit log (-by=script, -by=you), and records it either way.
 type APIAction struct {
 	// Kind names the action, as scripts/<lab>.sh takes it ("delete-apiservice").
-	Kind string
+	Kind evidence.ActionKind
 	// Target is the object's name, as the audit log names it.
 	Target string
 	// Resource is the audit log's resource ("apiservices", "widgets",

@@ -61,7 +61,7 @@ const (
 type actor interface {
 	// ask has the action done: the script runs its step, a person is shown
 	// the command. skipped is closed when a person gives up on the step.
-	ask(ctx context.Context, r *Run, kind, target, command string) (skipped <-chan struct{}, err error)
+	ask(ctx context.Context, r *Run, kind evidence.ActionKind, target, command string) (skipped <-chan struct{}, err error)
 	// wrong says that what was seen is not what the step wants; a script
 	// fails the step, a person may try again (retry true).
 	wrong(r *Run, msg string) (retry bool)
@@ -123,7 +123,7 @@ func unlessSkipped(err error) error {
 
 // byOther has the actor do an API action and records it from the API
 // server's audit log: the action's request and times are the server's.
-func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string, x expectation) error {
+func (r *Run) byOther(ctx context.Context, a actor, kind evidence.ActionKind, target, command string, x expectation) error {
 	since := time.Now().Add(-auditSlackSend)
 	if _, err := r.Rec.ReadAudit(ctx); err != nil {
 		return err
@@ -146,7 +146,7 @@ func (r *Run) byOther(ctx context.Context, a actor, kind, target, command string
 	if _, isScript := a.(*scriptActor); isScript {
 		var c context.CancelFunc
 		wctx, c = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
-			Bound: Bound{What: "the script's " + kind + " of " + target + " in the API server's audit log", Allow: scriptShows,
+			Bound: Bound{What: "the script's " + string(kind) + " of " + target + " in the API server's audit log", Allow: scriptShows,
 				Why: fmt.Sprintf("a request the script's kubectl had answered is in the log at once; it is read every %s", auditEvery)},
 			After: "the script's return"})
 		defer c()
@@ -216,7 +216,7 @@ func describeRequest(e evidence.AuditEvent) string {
 }
 
 // recordFromAudit records the action as the API server received it.
-func (r *Run) recordFromAudit(kind, target, command string, e evidence.AuditEvent, path string) {
+func (r *Run) recordFromAudit(kind evidence.ActionKind, target, command string, e evidence.AuditEvent, path string) {
 	switch {
 	case path != "":
 	case e.Resource == "pods":
@@ -286,8 +286,8 @@ func taintExpect(key, effect string, present bool) expectation {
 // unitChange is an action on a node that a systemd unit's state shows: the
 // kubelet stopped or started, a process that holds a mount started or ended.
 type unitChange struct {
-	kind string // the action's kind: stop-kubelet, hold-mount …
-	unit string // the unit, as systemctl names it
+	kind evidence.ActionKind // the action's kind: stop-kubelet, hold-mount …
+	unit string              // the unit, as systemctl names it
 	// active is the state the action leads to.
 	active bool
 	// what names the unit in the run's words ("the kubelet").
@@ -308,7 +308,7 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, c unitChange, node clu
 	if _, isScript := a.(*scriptActor); isScript {
 		var cc context.CancelFunc
 		wctx, cc = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
-			Bound: Bound{What: "the script's " + kind + " on " + node.String() + " seen by systemctl on the node", Allow: scriptShows,
+			Bound: Bound{What: "the script's " + string(kind) + " on " + node.String() + " seen by systemctl on the node", Allow: scriptShows,
 				Why: fmt.Sprintf("systemctl stop and start return once the unit changed; the node is asked every %s", nodeEvery)},
 			After: "the script's return"})
 		defer cc()
@@ -380,10 +380,10 @@ type scriptActor struct {
 	log  io.Writer // script.log in the run folder
 }
 
-func (s *scriptActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
+func (s *scriptActor) ask(ctx context.Context, r *Run, kind evidence.ActionKind, target, command string) (<-chan struct{}, error) {
 	r.Infof("script: %s %s %s", filepath.Base(s.path), kind, target)
 	fmt.Fprintf(s.log, "### %s %s %s %s\n", time.Now().UTC().Format(time.RFC3339Nano), filepath.Base(s.path), kind, target)
-	cmd := osexec.CommandContext(ctx, "bash", s.path, kind, target)
+	cmd := osexec.CommandContext(ctx, "bash", s.path, string(kind), target)
 	cmd.Env = s.env
 	var out strings.Builder
 	w := io.MultiWriter(s.log, &out)
@@ -432,7 +432,7 @@ func newYouActor(in io.Reader, out io.Writer) *youActor {
 	return y
 }
 
-func (y *youActor) ask(ctx context.Context, r *Run, kind, target, command string) (<-chan struct{}, error) {
+func (y *youActor) ask(ctx context.Context, r *Run, kind evidence.ActionKind, target, command string) (<-chan struct{}, error) {
 	skipped := make(chan struct{})
 	y.mu.Lock()
 	y.current = skipped

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/termlab/termlab/internal/evidence"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
@@ -56,7 +57,7 @@ func (r *Run) CreatePodEdited(ctx context.Context, manifest string, place Placem
 		return nil, err
 	}
 	var created *corev1.Pod
-	err = r.act("create", pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
+	err = r.act(evidence.ActionCreate, pod.Name, apiRequest{Verb: "POST", Path: r.podsPath(""), Body: pod},
 		"kubectl create -f "+path, func() error {
 			var cerr error
 			created, cerr = r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod, metav1.CreateOptions{})

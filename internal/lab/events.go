@@ -54,7 +54,7 @@ func (r *Run) emit(e Event) {
 }
 
 // act performs a recorded action (internal/recorder's Act) and emits it.
-func (r *Run) act(kind, target string, request any, equivalent string, do func() error) error {
+func (r *Run) act(kind evidence.ActionKind, target string, request any, equivalent string, do func() error) error {
 	a, err := r.Rec.Act(kind, target, request, equivalent, do)
 	if a.Kind != "" {
 		r.emit(Event{Kind: ActionSent, Step: a.Step, Action: &a})
@@ -66,6 +66,6 @@ func (r *Run) act(kind, target string, request any, equivalent string, do func()
 // the exact request (as JSON), equivalent the command a person would type.
 // It is for a lab's own requests that Run has no helper for (a namespace
 // delete, a batch of creates); the action is emitted like every other.
-func (r *Run) Act(kind, target string, request any, equivalent string, do func() error) error {
+func (r *Run) Act(kind evidence.ActionKind, target string, request any, equivalent string, do func() error) error {
 	return r.act(kind, target, request, equivalent, do)
 }

@@ -14,8 +14,8 @@ import (
 
 // The holder's changes, as a person or a script makes them.
 var (
-	mountHeld     = unitChange{kind: "hold-mount", unit: mounthold.Unit, active: true, what: "the process holding the mount"}
-	mountReleased = unitChange{kind: "release-mount", unit: mounthold.Unit, active: false, what: "the process holding the mount"}
+	mountHeld     = unitChange{kind: evidence.ActionHoldMount, unit: mounthold.Unit, active: true, what: "the process holding the mount"}
+	mountReleased = unitChange{kind: evidence.ActionReleaseMount, unit: mounthold.Unit, active: false, what: "the process holding the mount"}
 )
 
 // HoldMount starts a process on the node whose working directory is dir (a
@@ -34,7 +34,7 @@ func (r *Run) HoldMount(ctx context.Context, node cluster.Node, dir string, maxH
 	if a := r.actorNow(); a != nil {
 		return unlessSkipped(r.byOtherOnNode(ctx, a, mountHeld, node, dockerExec(node, cmds)))
 	}
-	err := r.act("hold-mount", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	err := r.act(evidence.ActionHoldMount, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return mounthold.Hold(ctx, node, r.ID, dir, maxHold)
 	})
 	if err != nil {
@@ -51,7 +51,7 @@ func (r *Run) ReleaseMount(ctx context.Context, node cluster.Node) error {
 		if err := r.byOtherOnNode(ctx, a, mountReleased, node, dockerExec(node, cmds)); err != nil {
 			return unlessSkipped(err) // skipped: still held, cleanup releases it
 		}
-	} else if err := r.act("release-mount", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	} else if err := r.act(evidence.ActionReleaseMount, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return mounthold.Release(ctx, node)
 	}); err != nil {
 		return err

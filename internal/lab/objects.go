@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/termlab/termlab/internal/evidence"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -73,7 +74,7 @@ func (r *Run) CreateObject(ctx context.Context, obj metav1.Object) error {
 	if err != nil {
 		return err
 	}
-	err = r.act("create-"+strings.ToLower(kind), obj.GetName(), apiRequest{Verb: "POST", Path: resource, Body: obj}, "kubectl create -f "+path, create)
+	err = r.act(evidence.ActionCreateOf(kind), obj.GetName(), apiRequest{Verb: "POST", Path: resource, Body: obj}, "kubectl create -f "+path, create)
 	if err != nil {
 		return fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
 	}

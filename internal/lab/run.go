@@ -149,7 +149,7 @@ func (r *Run) WaitRunning(ctx context.Context, pod string, timeout time.Duration
 // Delete sends an ordinary delete (no grace period given: the pod's own
 // terminationGracePeriodSeconds applies), like `kubectl delete --wait=false`.
 func (r *Run) Delete(ctx context.Context, pod string) error {
-	return r.delete(ctx, "delete", pod, metav1.DeleteOptions{},
+	return r.delete(ctx, evidence.ActionDelete, pod, metav1.DeleteOptions{},
 		fmt.Sprintf("kubectl delete pod %s -n %s --wait=false", pod, r.Namespace))
 }
 
@@ -157,11 +157,11 @@ func (r *Run) Delete(ctx context.Context, pod string) error {
 // DeleteOptions with gracePeriodSeconds 0.
 func (r *Run) ForceDelete(ctx context.Context, pod string) error {
 	zero := int64(0)
-	return r.delete(ctx, "force-delete", pod, metav1.DeleteOptions{GracePeriodSeconds: &zero},
+	return r.delete(ctx, evidence.ActionForceDelete, pod, metav1.DeleteOptions{GracePeriodSeconds: &zero},
 		fmt.Sprintf("kubectl delete pod %s -n %s --force --grace-period=0 --wait=false", pod, r.Namespace))
 }
 
-func (r *Run) delete(ctx context.Context, kind, pod string, opts metav1.DeleteOptions, equivalent string) error {
+func (r *Run) delete(ctx context.Context, kind evidence.ActionKind, pod string, opts metav1.DeleteOptions, equivalent string) error {
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
 	if a := r.actorNow(); a != nil {
 		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0)))
@@ -181,12 +181,12 @@ const finalizersPatch = `{"metadata":{"finalizers":null}}`
 
 // RemoveFinalizers clears the pod's finalizers with a merge patch.
 func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
-	return r.removeFinalizers(ctx, "remove-finalizers", pod)
+	return r.removeFinalizers(ctx, evidence.ActionRemoveFinalizers, pod)
 }
 
-func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
+func (r *Run) removeFinalizers(ctx context.Context, kind evidence.ActionKind, pod string) error {
 	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
-	if a := r.actorNow(); a != nil && kind == "remove-finalizers" {
+	if a := r.actorNow(); a != nil && kind == evidence.ActionRemoveFinalizers {
 		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, removeFinalizersExpect))
 	}
 	err := r.act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
@@ -205,9 +205,9 @@ func (r *Run) removeFinalizers(ctx context.Context, kind, pod string) error {
 func (r *Run) DeleteNamespace(ctx context.Context) error {
 	equivalent := fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace)
 	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOther(ctx, a, "delete-namespace", r.Namespace, equivalent, deleteNamespaceExpect))
+		return unlessSkipped(r.byOther(ctx, a, evidence.ActionDeleteNamespace, r.Namespace, equivalent, deleteNamespaceExpect))
 	}
-	err := r.act("delete-namespace", r.Namespace, apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace}, equivalent, func() error {
+	err := r.act(evidence.ActionDeleteNamespace, r.Namespace, apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace}, equivalent, func() error {
 		return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
 	})
 	if err != nil {
@@ -249,7 +249,7 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 		}
 		return unlessSkipped(r.byOtherOnNode(ctx, a, kubeletStopped, node, "docker exec "+node.String()+" systemctl stop kubelet"))
 	}
-	err := r.act("stop-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	err := r.act(evidence.ActionStopKubelet, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
 	})
 	if err != nil {
@@ -261,8 +261,8 @@ func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter t
 
 // The kubelet's changes, as a person or a script makes them.
 var (
-	kubeletStopped = unitChange{kind: "stop-kubelet", unit: "kubelet", active: false, what: "the kubelet"}
-	kubeletStarted = unitChange{kind: "start-kubelet", unit: "kubelet", active: true, what: "the kubelet"}
+	kubeletStopped = unitChange{kind: evidence.ActionStopKubelet, unit: "kubelet", active: false, what: "the kubelet"}
+	kubeletStarted = unitChange{kind: evidence.ActionStartKubelet, unit: "kubelet", active: true, what: "the kubelet"}
 )
 
 // StartKubelet starts the kubelet on the node again and disarms its switch.
@@ -281,7 +281,7 @@ func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 		r.mu.Unlock()
 		return nil
 	}
-	err := r.act("start-kubelet", node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
+	err := r.act(evidence.ActionStartKubelet, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
 		return kubelet.Start(ctx, node, r.ID)
 	})
 	if err != nil {
@@ -337,13 +337,13 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 	r.mu.Unlock()
 	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
 	if a := r.actorNow(); a != nil {
-		if err := r.byOther(ctx, a, "taint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), true)); err != nil {
+		if err := r.byOther(ctx, a, evidence.ActionTaintNode, node, equivalent, taintExpect(taint.Key, string(taint.Effect), true)); err != nil {
 			return unlessSkipped(err)
 		}
 		// The run's mark, so that a later run's repair finds the taint if this one is killed.
 		return markTainted(ctx, r.Env.Client, node, r.ID)
 	}
-	err := r.act("taint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}}, equivalent, func() error {
+	err := r.act(evidence.ActionTaintNode, node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}}, equivalent, func() error {
 		return setTaint(ctx, r.Env.Client, node, taint, r.ID, true)
 	})
 	if err != nil {
@@ -357,7 +357,7 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) error {
 	equivalent := fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect)
 	if a := r.actorNow(); a != nil {
-		if err := r.byOther(ctx, a, "untaint-node", node, equivalent, taintExpect(taint.Key, string(taint.Effect), false)); err != nil {
+		if err := r.byOther(ctx, a, evidence.ActionUntaintNode, node, equivalent, taintExpect(taint.Key, string(taint.Effect), false)); err != nil {
 			// Skipped, the taint is still there: cleanup removes it.
 			return unlessSkipped(err)
 		}
@@ -366,7 +366,7 @@ func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) 
 		r.mu.Unlock()
 		return nil
 	}
-	err := r.act("untaint-node", node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}}, equivalent, func() error {
+	err := r.act(evidence.ActionUntaintNode, node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}}, equivalent, func() error {
 		return setTaint(ctx, r.Env.Client, node, taint, r.ID, false)
 	})
 	if err != nil {

@@ -476,7 +476,7 @@ func (r *Recorder) Notef(format string, args ...any) {
 
 // Act performs do and records it as an action: request is the exact request
 // (marshalled to JSON), equivalent the command a user would type.
-func (r *Recorder) Act(kind, target string, request any, equivalent string, do func() error) (evidence.Action, error) {
+func (r *Recorder) Act(kind evidence.ActionKind, target string, request any, equivalent string, do func() error) (evidence.Action, error) {
 	raw, err := json.Marshal(request)
 	if err != nil {
 		return evidence.Action{}, fmt.Errorf("recording the %s request on %s: %w", kind, target, err)

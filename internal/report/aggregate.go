@@ -83,7 +83,7 @@ func BuildAggregate(rec *evidence.Record, moments []Marker) Aggregate {
 	}
 	ag := Aggregate{Start: tl.Start, End: tl.End, Origin: tl.Start}
 	for _, a := range rec.Actions {
-		if strings.HasSuffix(a.Kind, "delete") || a.Kind == "delete-namespace" {
+		if strings.HasSuffix(string(a.Kind), "delete") || a.Kind == evidence.ActionDeleteNamespace {
 			if ag.Origin.Equal(ag.Start) || a.StartedAt.Before(ag.Origin) {
 				ag.Origin = a.StartedAt
 			}
@@ -167,21 +167,21 @@ func podStateOf(e evidence.PodEvent) string {
 // kind done many times (lab:scale's finalizer releases) is one span.
 func actionMoments(rec *evidence.Record) []Moment {
 	var out []Moment
-	index := map[string]int{}
-	count := map[string]int{}
+	index := map[evidence.ActionKind]int{}
+	count := map[evidence.ActionKind]int{}
 	for _, a := range rec.Actions {
 		count[a.Kind]++
 		i, ok := index[a.Kind]
 		if !ok {
 			index[a.Kind] = len(out)
-			out = append(out, Moment{From: a.StartedAt, To: a.StartedAt, Kind: a.Kind, Label: a.Kind + " " + a.Target})
+			out = append(out, Moment{From: a.StartedAt, To: a.StartedAt, Kind: string(a.Kind), Label: string(a.Kind) + " " + a.Target})
 			continue
 		}
 		out[i].From = minTime(out[i].From, a.StartedAt)
 		out[i].To = maxTime(out[i].To, a.StartedAt)
 	}
 	for i := range out {
-		if n := count[out[i].Kind]; n > 1 {
+		if n := count[evidence.ActionKind(out[i].Kind)]; n > 1 {
 			out[i].Label = fmt.Sprintf("%s ×%d", out[i].Kind, n)
 		}
 	}

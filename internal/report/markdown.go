@@ -241,7 +241,7 @@ type row struct {
 func timelineRows(rec *evidence.Record) []row {
 	var rows []row
 	for _, a := range rec.Actions {
-		what := a.Kind + " " + a.Target
+		what := string(a.Kind) + " " + a.Target
 		if a.Error != "" {
 			what += " (failed: " + a.Error + ")"
 		}

@@ -34,7 +34,7 @@ func orphanRun() Run {
 	}
 	running := evidence.PodState{Phase: "Running", Ready: "True", NodeName: "termlab-worker2",
 		Containers: []evidence.ContainerState{{Name: "heartbeat", ContainerID: cid, State: "running", StartedAt: tp(1.5)}}}
-	action := func(kind, target string, sec float64, req string) evidence.Action {
+	action := func(kind evidence.ActionKind, target string, sec float64, req string) evidence.Action {
 		return evidence.Action{Kind: kind, Target: target, Request: json.RawMessage(req), StartedAt: at(sec), FinishedAt: at(sec + 0.2)}
 	}
 	obs := func(sec float64, state string, exit *int32, finished *time.Time, seq int) evidence.ContainerObservation {

@@ -176,12 +176,12 @@ func BuildTimeline(rec *evidence.Record, decided []claims.Claim) Timeline {
 		if omitted[a.Target] {
 			continue
 		}
-		tl.Markers = append(tl.Markers, Marker{At: a.StartedAt, Label: a.Kind + " " + a.Target})
+		tl.Markers = append(tl.Markers, Marker{At: a.StartedAt, Label: string(a.Kind) + " " + a.Target})
 	}
 	// Numbered in time order, so that markers close in time get neighbouring numbers.
 	sort.SliceStable(tl.Markers, func(i, j int) bool { return tl.Markers[i].At.Before(tl.Markers[j].At) })
 	for _, a := range rec.Actions {
-		if strings.HasSuffix(a.Kind, "delete") && (tl.Origin.Equal(tl.Start) || a.StartedAt.Before(tl.Origin)) {
+		if strings.HasSuffix(string(a.Kind), "delete") && (tl.Origin.Equal(tl.Start) || a.StartedAt.Before(tl.Origin)) {
 			tl.Origin = a.StartedAt
 		}
 	}
@@ -689,7 +689,7 @@ func onFakeNode(rec *evidence.Record, pod string) bool {
 func finalizersEmptied(rec *evidence.Record, pod string) (time.Time, bool) {
 	released := time.Time{}
 	for _, a := range rec.Actions {
-		if a.Kind == "remove-finalizers" && a.Target == pod {
+		if a.Kind == evidence.ActionRemoveFinalizers && a.Target == pod {
 			released = a.StartedAt
 			break
 		}
@@ -730,7 +730,7 @@ func actedNodes(rec *evidence.Record) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range rec.Actions {
-		if strings.HasSuffix(a.Kind, "-kubelet") && !seen[a.Target] {
+		if strings.HasSuffix(string(a.Kind), "-kubelet") && !seen[a.Target] {
 			seen[a.Target] = true
 			out = append(out, a.Target)
 		}
@@ -748,10 +748,10 @@ func nodeLanes(rec *evidence.Record, node string, end time.Time) []Lane {
 			continue
 		}
 		switch a.Kind {
-		case "stop-kubelet":
+		case evidence.ActionStopKubelet:
 			t := a.StartedAt
 			stoppedAt = &t
-		case "start-kubelet":
+		case evidence.ActionStartKubelet:
 			if stoppedAt != nil {
 				kubelet.Segments = append(kubelet.Segments, Segment{From: *stoppedAt, To: a.StartedAt, Kind: KindKubeletStopped, Label: "kubelet stopped"})
 				stoppedAt = nil

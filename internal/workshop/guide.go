@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 )
 
@@ -134,13 +135,13 @@ const deletionFields = "kubectl get pod {pod} -n {ns} -o jsonpath='{.metadata.de
 // actionHints are the commands shown under each action a lab sends, by the
 // action's kind: what a participant can type to see its effect. {ns}, {pod}
 // and {node} are the run's namespace, the pod acted on and the lab's worker.
-var actionHints = map[string][]string{
-	"create":            {"kubectl get pod {pod} -n {ns} -o wide -w"},
-	"delete":            {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
-	"force-delete":      {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
-	"remove-finalizers": {"kubectl get pod {pod} -n {ns} -w"},
-	"stop-kubelet":      {"docker exec {node} systemctl is-active kubelet", "docker exec {node} crictl ps --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
-	"start-kubelet":     {"docker exec {node} crictl ps -a --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
+var actionHints = map[evidence.ActionKind][]string{
+	evidence.ActionCreate:           {"kubectl get pod {pod} -n {ns} -o wide -w"},
+	evidence.ActionDelete:           {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
+	evidence.ActionForceDelete:      {deletionFields, "docker exec {node} crictl ps -a --label io.kubernetes.pod.name={pod}"},
+	evidence.ActionRemoveFinalizers: {"kubectl get pod {pod} -n {ns} -w"},
+	evidence.ActionStopKubelet:      {"docker exec {node} systemctl is-active kubelet", "docker exec {node} crictl ps --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
+	evidence.ActionStartKubelet:     {"docker exec {node} crictl ps -a --label io.kubernetes.pod.namespace={ns}", "kubectl get node {node} -w"},
 }
 
 // guide follows a running lab through its events (lab.Options.Events) and
@@ -177,11 +178,11 @@ func (g *guide) hints(e lab.Event) []string {
 		return nil
 	}
 	a := e.Action
-	if a == nil || a.Error != "" || strings.HasPrefix(a.Kind, "cleanup") {
+	if a == nil || a.Error != "" || strings.HasPrefix(string(a.Kind), "cleanup") {
 		return nil
 	}
 	pod, node := a.Target, g.node
-	if strings.HasSuffix(a.Kind, "-kubelet") {
+	if strings.HasSuffix(string(a.Kind), "-kubelet") {
 		pod, node = "", a.Target
 	}
 	var out []string

@@ -40,7 +40,7 @@ func TestGuideHintsFromEvents(t *testing.T) {
 	g := newGuide(&out, nil, def)
 	g.node = "termlab-worker"
 	ns := "termlab-finalizer-20261202-111614-6364"
-	act := func(kind, target string) lab.Event {
+	act := func(kind evidence.ActionKind, target string) lab.Event {
 		return lab.Event{Kind: lab.ActionSent, Namespace: ns, Action: &evidence.Action{Kind: kind, Target: target}}
 	}
 	for _, e := range []lab.Event{

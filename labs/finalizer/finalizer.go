@@ -262,7 +262,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			ID: p + ".delete.object_stays",
 			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event until the lab removes the finalizer (watched for at least %s; without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
 				t.pod, t.where, Finalizer, sec(watchHeldFor)),
-			Pod: t.pod, Finalizer: Finalizer, Delete: "delete", Release: "remove-finalizers", MinHold: watchHeldFor,
+			Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionDelete, Release: evidence.ActionRemoveFinalizers, MinHold: watchHeldFor,
 		}))
 		if t.label == "kubelet" {
 			out = append(out,
@@ -270,13 +270,13 @@ func Claims(rec *evidence.Record) []claims.Claim {
 					ID: p + ".delete.container_stopped",
 					Statement: fmt.Sprintf("While the object stays, the kubelet still stops the container: the container of %s on the node stopped (crictl: exited, or already removed with the kubelet reporting it terminated) within %s of the ordinary delete — %s for the kubelet to act, the workload's %s term delay and %s for the exit to be recorded; short of the kubelet's %s minimum grace; its exit code 0 says the workload ended by itself, not by SIGKILL (137) — and the pod reports phase Succeeded or Failed before any DELETED event. Runs compare within ±%[2]s, the range this bound allows.",
 						t.pod, sec(stoppedWithin), sec(sigtermWithin), sec(termDelay), sec(claims.ExitAllowance), sec(claims.KubeletMinimumGracePeriod)),
-					Pod: t.pod, After: "delete", Within: stoppedWithin, WhileObjectExists: true, WantExitCode: &exitedClean,
+					Pod: t.pod, After: evidence.ActionDelete, Within: stoppedWithin, WhileObjectExists: true, WantExitCode: &exitedClean,
 				}).WithTolerance("stopped_after_seconds", stoppedWithin),
 				claims.ContainerStopped(rec, claims.Stops{
 					ID: p + ".delete.graceful_stop",
 					Statement: fmt.Sprintf("The kubelet stops it gracefully: the workload in %s logged SIGTERM within %s of the ordinary delete (the kubelet sends it as soon as it sees the deletionTimestamp, spending none of the 30 s grace period; %[2]s is the allowance for its watch and pod worker), stopped within %s of that SIGTERM (its term delay is %s, plus %s for the exit to be recorded) and exited with code 0 (it handles SIGTERM). Runs compare within ±%[2]s and ±%[3]s.",
 						t.pod, sec(sigtermWithin), sec(exitAfterSigterm), sec(termDelay), sec(claims.ExitAllowance)),
-					Pod: t.pod, After: "delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
+					Pod: t.pod, After: evidence.ActionDelete, Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
 					SignalWithin: sigtermWithin, StopAfterSignal: &claims.Window{Min: termDelay, Max: exitAfterSigterm},
 				}).WithTolerance("sigterm_after_seconds", sigtermWithin).WithTolerance("stopped_after_sigterm_seconds", exitAfterSigterm))
 		}
@@ -285,13 +285,13 @@ func Claims(rec *evidence.Record) []claims.Claim {
 				ID: p + ".force.object_stays",
 				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, the object still exists %s later (without a finalizer it would be DELETED within %s), with deletionGracePeriodSeconds 0 and finalizer %s still set.",
 					t.pod, sec(watchHeldFor), sec(claims.WatchAllowance), Finalizer),
-				Pod: t.pod, Finalizer: Finalizer, Delete: "force-delete", Release: "remove-finalizers", GracePeriod: &zero, MinHold: watchHeldFor,
+				Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionForceDelete, Release: evidence.ActionRemoveFinalizers, GracePeriod: &zero, MinHold: watchHeldFor,
 			}),
 			claims.DeletedWithin(rec, claims.Deleted{
 				ID: p + ".finalizer_removed.deleted",
 				Statement: fmt.Sprintf("Once the lab removes the finalizer of %s, a DELETED event arrives within %s and a GET answers NotFound: its grace period is already 0, so the API server deletes the object in the same update that removes the last finalizer; %[2]s is the allowance for the watch to deliver it. Runs compare within ±%[2]s.",
 					t.pod, sec(goneAfterRelease)),
-				Pod: t.pod, After: "remove-finalizers", Within: goneAfterRelease, RequireGone: true,
+				Pod: t.pod, After: evidence.ActionRemoveFinalizers, Within: goneAfterRelease, RequireGone: true,
 			}).WithTolerance("deleted_after_seconds", goneAfterRelease))
 	}
 	if rec.NoFakeNodes {

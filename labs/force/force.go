@@ -133,7 +133,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "force.api_object_gone",
 			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
-			Pod:       pod, After: "force-delete", Within: goneWithin, RequireGone: true, InOrder: true,
+			Pod:       pod, After: evidence.ActionForceDelete, Within: goneWithin, RequireGone: true, InOrder: true,
 		}).WithTolerance("deleted_after_seconds", goneWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "force.container_outlives_object",
@@ -144,13 +144,13 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			ID: "force.container_stops",
 			Statement: fmt.Sprintf("The container does stop, and soon: it stopped (crictl: exited or removed) within %s of the force delete — %s for the kubelet to send SIGTERM, its %s minimum grace and %s for the exit to be recorded — far short of the pod's 30 s grace period and of the workload's %s term delay. Recorded: the gap from the DELETED event to the stop. Runs compare within ±%s, the two allowances.",
 				sec(stoppedWithin), sec(sigtermWithin), sec(killedAfterSigterm), sec(claims.ExitAllowance), sec(termDelay), sec(sigtermWithin+claims.ExitAllowance)),
-			Pod: pod, After: "force-delete", Within: stoppedWithin,
+			Pod: pod, After: evidence.ActionForceDelete, Within: stoppedWithin,
 		}).WithTolerance("stopped_after_seconds", sigtermWithin+claims.ExitAllowance),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: "force.sigkill_after_minimum_grace",
 			Statement: fmt.Sprintf("The kubelet kills it after its minimum grace, not the pod's: the workload logged SIGTERM within %s of the force delete, and the container stopped %s ± %s after that SIGTERM (the kubelet's minimum grace period, minimumGracePeriodInSeconds, which a deletion grace of 0 is raised to; ± the allowance for a late SIGTERM log line and the exit record) with exit code 137 (SIGKILL) — the workload, which wanted %s, never finished its shutdown. Runs compare within ±%s and ±%[3]s.",
 				sec(sigtermWithin), sec(killedAfterSigterm), sec(claims.ExitAllowance), sec(termDelay), sec(sigtermWithin)),
-			Pod: pod, After: "force-delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &killed,
+			Pod: pod, After: evidence.ActionForceDelete, Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &killed,
 			SignalWithin:    sigtermWithin,
 			StopAfterSignal: &claims.Window{Min: killedAfterSigterm - claims.ExitAllowance, Max: killedAfterSigterm + claims.ExitAllowance},
 		}).WithTolerance("sigterm_after_seconds", sigtermWithin).WithTolerance("stopped_after_sigterm_seconds", claims.ExitAllowance),

@@ -101,7 +101,7 @@ func factsOf(rec *evidence.Record) []facts {
 				break
 			}
 		}
-		if a, ok := rec.Action("delete", v.Name); ok && a.Succeeded() && !f.Deleted.IsZero() {
+		if a, ok := rec.Action(evidence.ActionDelete, v.Name); ok && a.Succeeded() && !f.Deleted.IsZero() {
 			at := rec.ActionStamp(a)
 			f.Deleted, f.DeletedOn = at.Time, at.Clock
 		}

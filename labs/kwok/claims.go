@@ -76,7 +76,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			ID: fmt.Sprintf("kwok.%s.%s.reference_stopped", Kubelet, sc.Name),
 			Statement: fmt.Sprintf("The reference is a real termination (what the terminated transitions of the fake nodes stand for): on the real worker the workload in %s logged SIGTERM within %s of the ordinary delete (the kubelet sends it at once; %[2]s is the allowance for its watch and pod worker), and its container stopped (crictl: exited, or removed with the kubelet reporting it terminated) within %s of that SIGTERM (its term delay is %s, plus %s for the exit to be recorded), %s after the delete at most, with exit code 0. Runs compare within ±%[2]s, ±%[3]s and ±%[6]s.",
 				PodName(sc.Name, Kubelet), sec(sigtermWithin), sec(exitAfterSigterm), sec(termDelay), sec(claims.ExitAllowance), sec(stoppedWithin)),
-			Pod: PodName(sc.Name, Kubelet), After: "delete", Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
+			Pod: PodName(sc.Name, Kubelet), After: evidence.ActionDelete, Within: stoppedWithin, WantSIGTERM: true, WantExitCode: &exitedClean,
 			SignalWithin: sigtermWithin, StopAfterSignal: &claims.Window{Min: termDelay, Max: exitAfterSigterm},
 		}).WithTolerance("sigterm_after_seconds", sigtermWithin).
 			WithTolerance("stopped_after_sigterm_seconds", exitAfterSigterm).
@@ -88,10 +88,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("Scenario %q (%s), under kwok v0.8's fast stages as shipped: within %s of the ordinary delete (the pod-delete stage has no delay: kwok's watch and its delete request, as quick as a kubelet acting on a watch event), deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated. Runs compare within ±%[3]s.",
 				sc.Name, sc.Title, sec(graceZeroWithin), PodName(sc.Name, kwok.SetKwokV08Fast), PodName(sc.Name, Kubelet)),
 			Pod: PodName(sc.Name, kwok.SetKwokV08Fast), Reference: PodName(sc.Name, Kubelet),
-			Delete: "delete", Within: graceZeroWithin,
+			Delete: evidence.ActionDelete, Within: graceZeroWithin,
 		}
 		if sc.Finalizer {
-			c.Finalizer, c.Release = Finalizer, "remove-finalizers"
+			c.Finalizer, c.Release = Finalizer, evidence.ActionRemoveFinalizers
 			c.Statement += fmt.Sprintf(" The finalizer %s is kept: the object is DELETED only after the lab removes it.", Finalizer)
 		}
 		out = append(out, claims.GraceCollapsedUnterminated(rec, c).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
@@ -107,7 +107,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("Scenario %q (%s), under kwok ≤ v0.7's fast stages, which have no finalizer to strip here: within %s of the ordinary delete, deletionGracePeriodSeconds of pod %s is 0, and neither its container nor its phase is ever shown terminated before DELETED; so, like v0.8's, it departs from the kubelet's sequence (pod %s) exactly where the kubelet reports the container terminated. Runs compare within ±%[3]s.",
 				sc.Name, sc.Title, sec(graceZeroWithin), PodName(sc.Name, kwok.SetKwokV07Fast), PodName(sc.Name, Kubelet)),
 			Pod: PodName(sc.Name, kwok.SetKwokV07Fast), Reference: PodName(sc.Name, Kubelet),
-			Delete: "delete", Within: graceZeroWithin,
+			Delete: evidence.ActionDelete, Within: graceZeroWithin,
 		}).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
 	}
 	for _, sc := range Scenarios {
@@ -119,7 +119,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("Scenario %q, under kwok ≤ v0.7's fast pod-delete (finalizers: empty): pod %s loses finalizer %s although nobody removes it, and is DELETED — the reported watch sequence %s.",
 				sc.Name, PodName(sc.Name, kwok.SetKwokV07Fast), Finalizer, strings.Join(ReportedBug, " → ")),
 			Pod: PodName(sc.Name, kwok.SetKwokV07Fast), Finalizer: Finalizer,
-			Delete: "delete", Release: "remove-finalizers", Want: ReportedBug,
+			Delete: evidence.ActionDelete, Release: evidence.ActionRemoveFinalizers, Want: ReportedBug,
 		}))
 	}
 	return out
@@ -214,7 +214,7 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 }
 
 // labActions are the requests on a pod that the sequences show.
-var labActions = []string{"delete", "force-delete", "remove-finalizers"}
+var labActions = []evidence.ActionKind{evidence.ActionDelete, evidence.ActionForceDelete, evidence.ActionRemoveFinalizers}
 
 // Sequence is the pod's deletion transitions, numbered from 1, with the lab's
 // requests on the pod (in italics) placed by time among them.
@@ -240,13 +240,13 @@ func Sequence(rec *evidence.Record, pod string) []string {
 	var out []string
 	for i, t := range ts {
 		for len(acts) > 0 && !acts[0].StartedAt.After(eventAt[t.Event]) {
-			out = append(out, "*lab: "+acts[0].Kind+"*")
+			out = append(out, "*lab: "+string(acts[0].Kind)+"*")
 			acts = acts[1:]
 		}
 		out = append(out, fmt.Sprintf("%d · `%s`", i+1, t))
 	}
 	for _, a := range acts {
-		out = append(out, "*lab: "+a.Kind+"*")
+		out = append(out, "*lab: "+string(a.Kind)+"*")
 	}
 	return out
 }

@@ -31,14 +31,11 @@ const (
 
 // Claim ids.
 const (
-	idExited   = "mount.container_exited"
-	idStays    = "mount.stays_while_busy"
-	idGone     = "mount.gone_after_release"
-	idUnmount  = "mount.unmounted"
-	releaseAct = "release-mount"
-	holdAct    = "hold-mount"
-	deleteAct  = "delete"
-	journal    = "kubelet"
+	idExited  = "mount.container_exited"
+	idStays   = "mount.stays_while_busy"
+	idGone    = "mount.gone_after_release"
+	idUnmount = "mount.unmounted"
+	journal   = "kubelet"
 )
 
 // Claims decides lab:mount's claims from the record.
@@ -49,7 +46,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			ID: idExited,
 			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0, %s after the SIGTERM, its term delay) within %s (the kubelet's sync after the delete, the term delay and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends.",
 				claims.InSeconds(termDelay), claims.InSeconds(exitWithin), claims.InSeconds(grace)),
-			Pod: pod, After: deleteAct, Within: exitWithin, WhileObjectExists: true, WantSIGTERM: true, WantExitCode: &exitedCode,
+			Pod: pod, After: evidence.ActionDelete, Within: exitWithin, WhileObjectExists: true, WantSIGTERM: true, WantExitCode: &exitedCode,
 		}).WithTolerance("stopped_after_seconds", exitWithin),
 		// The hold is the lab's own wait plus a look at the node.
 		staysWhileBusy(rec).WithTolerance("held_after_exit_seconds", holdSpread),
@@ -127,9 +124,9 @@ func staysWhileBusy(rec *evidence.Record) claims.Claim {
 		b.NotChecked("the run had no node access: the journal and crictl were not read")
 		return b.Done()
 	}
-	del, okDel := rec.Action(deleteAct, pod)
-	rel, okRel := firstOf(rec, releaseAct)
-	if !b.Require(okDel, "no %s of pod %s in the record", deleteAct, pod) || !b.Require(okRel, "no %s in the record: the mount was never released", releaseAct) {
+	del, okDel := rec.Action(evidence.ActionDelete, pod)
+	rel, okRel := firstOf(rec, evidence.ActionReleaseMount)
+	if !b.Require(okDel, "no %s of pod %s in the record", evidence.ActionDelete, pod) || !b.Require(okRel, "no %s in the record: the mount was never released", evidence.ActionReleaseMount) {
 		return b.Done()
 	}
 	exit, ok := exitSeen(rec, del)
@@ -173,8 +170,8 @@ func goneAfterRelease(rec *evidence.Record) claims.Claim {
 		b.NotChecked("the run had no node access: the kubelet's journal was not read")
 		return b.Done()
 	}
-	rel, ok := firstOf(rec, releaseAct)
-	if !b.Require(ok, "no %s in the record", releaseAct) {
+	rel, ok := firstOf(rec, evidence.ActionReleaseMount)
+	if !b.Require(ok, "no %s in the record", evidence.ActionReleaseMount) {
 		return b.Done()
 	}
 	gone, ok := rec.Deleted(pod)
@@ -232,10 +229,10 @@ func unmounted(rec *evidence.Record) claims.Claim {
 		b.NotChecked("the run had no node access: the mount table was not read")
 		return b.Done()
 	}
-	hold, okHold := firstOf(rec, holdAct)
-	rel, okRel := firstOf(rec, releaseAct)
+	hold, okHold := firstOf(rec, evidence.ActionHoldMount)
+	rel, okRel := firstOf(rec, evidence.ActionReleaseMount)
 	gone, okGone := rec.Deleted(pod)
-	if !b.Require(okHold && okRel, "no %s and %s in the record", holdAct, releaseAct) {
+	if !b.Require(okHold && okRel, "no %s and %s in the record", evidence.ActionHoldMount, evidence.ActionReleaseMount) {
 		return b.Done()
 	}
 	var beforeRelease, held, after int
@@ -276,7 +273,7 @@ func unmounted(rec *evidence.Record) claims.Claim {
 }
 
 // firstOf is the first action of the kind.
-func firstOf(rec *evidence.Record, kind string) (evidence.Action, bool) {
+func firstOf(rec *evidence.Record, kind evidence.ActionKind) (evidence.Action, bool) {
 	for _, a := range rec.Actions {
 		if a.Kind == kind {
 			return a, true

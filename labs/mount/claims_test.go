@@ -22,7 +22,7 @@ func TestRecordedRunPasses(t *testing.T) {
 
 // released is when the recorded run released the mount.
 func released(t *testing.T, rec *evidence.Record) time.Time {
-	a, ok := firstOf(rec, releaseAct)
+	a, ok := firstOf(rec, evidence.ActionReleaseMount)
 	if !ok {
 		t.Fatal("the recorded run has no release")
 	}
@@ -80,12 +80,12 @@ func TestAnUnmountFailingForAnotherReasonIsNotTheCause(t *testing.T) {
 
 func TestReleasedTooSoonFails(t *testing.T) {
 	rec := load(t)
-	exit, ok := exitSeen(rec, mustAction(t, rec, deleteAct))
+	exit, ok := exitSeen(rec, mustAction(t, rec, evidence.ActionDelete))
 	if !ok {
 		t.Fatal("no exit in the recorded run")
 	}
 	for i, a := range rec.Actions {
-		if a.Kind == releaseAct {
+		if a.Kind == evidence.ActionReleaseMount {
 			d := a.FinishedAt.Sub(a.StartedAt)
 			rec.Actions[i].StartedAt = exit.ObservedAt.Add(holdPast / 2)
 			rec.Actions[i].FinishedAt = rec.Actions[i].StartedAt.Add(d)
@@ -149,7 +149,7 @@ func TestWithoutNodeAccessTheNodeClaimsAreNotChecked(t *testing.T) {
 	}
 }
 
-func mustAction(t *testing.T, rec *evidence.Record, kind string) evidence.Action {
+func mustAction(t *testing.T, rec *evidence.Record, kind evidence.ActionKind) evidence.Action {
 	a, ok := firstOf(rec, kind)
 	if !ok {
 		t.Fatalf("no %s in the recorded run", kind)

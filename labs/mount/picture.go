@@ -19,7 +19,7 @@ const (
 // — the moment the pod could go.
 func Moments(rec *evidence.Record) []report.Marker {
 	var out []report.Marker
-	rel, released := firstOf(rec, releaseAct)
+	rel, released := firstOf(rec, evidence.ActionReleaseMount)
 	var last *teardown
 	n := 0
 	for _, t := range teardowns(rec) {

@@ -104,9 +104,9 @@ type hold struct {
 // holdOf reads the namespace's delete and release actions and its events:
 // the first event after the delete whose conditions show the cause, and its
 // DELETED.
-func holdOf(rec *evidence.Record, ns, releaseKind string, shows func(evidence.NamespaceEvent) bool) hold {
+func holdOf(rec *evidence.Record, ns string, releaseKind evidence.ActionKind, shows func(evidence.NamespaceEvent) bool) hold {
 	h := hold{ns: ns, rec: rec}
-	if a, ok := rec.Action("delete-namespace", ns); ok && a.Succeeded() {
+	if a, ok := rec.Action(evidence.ActionDeleteNamespace, ns); ok && a.Succeeded() {
 		t := a.StartedAt
 		h.deleted = &t
 	}

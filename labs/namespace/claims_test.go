@@ -21,7 +21,7 @@ func TestRecordedRunPasses(t *testing.T) {
 }
 
 // action is the recorded action's start.
-func action(t *testing.T, rec *evidence.Record, kind string) time.Time {
+func action(t *testing.T, rec *evidence.Record, kind evidence.ActionKind) time.Time {
 	t.Helper()
 	for _, a := range rec.Actions {
 		if a.Kind == kind {

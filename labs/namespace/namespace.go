@@ -377,7 +377,7 @@ func (h *held) create(ctx context.Context, kind, path string, obj any, do func()
 	if err != nil {
 		return err
 	}
-	if err := h.r.Act(kind, name, map[string]any{"verb": "POST", "path": path, "body": obj}, "kubectl create -f "+file, do); err != nil {
+	if err := h.r.Act(evidence.ActionKind(kind), name, map[string]any{"verb": "POST", "path": path, "body": obj}, "kubectl create -f "+file, do); err != nil {
 		return fmt.Errorf("%s %s: %w", kind, name, err)
 	}
 	return nil
@@ -517,7 +517,7 @@ func (h *held) poll(ctx context.Context, what string, cond func(ctx context.Cont
 // deleteNamespace deletes one of the run's namespaces (termlab or the actor).
 func (h *held) deleteNamespace(ctx context.Context, ns string) error {
 	return h.r.Perform(ctx, lab.APIAction{
-		Kind: "delete-namespace", Target: ns, Resource: "namespaces", Verbs: []string{"delete"},
+		Kind: evidence.ActionDeleteNamespace, Target: ns, Resource: "namespaces", Verbs: []string{"delete"},
 		Method: "DELETE", Path: "/api/v1/namespaces/" + ns,
 		Equivalent: "kubectl delete namespace " + ns + " --wait=false",
 		Do: func(ctx context.Context) error {
@@ -558,7 +558,7 @@ func (h *held) releaseAndWait(ctx context.Context, ns string, release lab.APIAct
 	if err := h.r.Perform(ctx, release); err != nil {
 		return err
 	}
-	started(release.Kind + " (by " + h.r.ActedBy() + ")")
+	started(string(release.Kind) + " (by " + h.r.ActedBy() + ")")
 	return h.waitGone(wctx, ctx, ns)
 }
 

@@ -175,29 +175,29 @@ func steps(ctx context.Context, r *lab.Run) error {
 // Claims decides lab:orphan's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	sec := claims.InSeconds
-	node := rec.TargetOf("stop-kubelet")
+	node := rec.TargetOf(evidence.ActionStopKubelet)
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
 			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
-			Pod:       pod, After: "force-delete", Within: deletedWithin, RequireGone: true, InOrder: true,
+			Pod:       pod, After: evidence.ActionForceDelete, Within: deletedWithin, RequireGone: true, InOrder: true,
 		}).WithTolerance("deleted_after_seconds", deletedWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "orphan.container_running",
 			Statement: "After the API object is gone and until the kubelet is started again, crictl inspect of the recorded container ID says CONTAINER_RUNNING at every look (at least 2 looks, the last after the node's Ready condition left True).",
-			Pod:       pod, Until: "start-kubelet", All: true, MinObservations: 2, LastAfterNotReady: node,
+			Pod:       pod, Until: evidence.ActionStartKubelet, All: true, MinObservations: 2, LastAfterNotReady: node,
 		}),
 		claims.HeartbeatAdvancing(rec, claims.Beating{
 			ID:        "orphan.heartbeat_advancing",
 			Statement: fmt.Sprintf("The orphaned workload keeps working at its own pace: between the first and the last crictl logs read after the DELETED event and before the kubelet is started again, its heartbeat sequence advances by at least %d and by one per %s (its --interval) of the time between the reads, less %d (a beat still being written when read, a tick lost under load); the last heartbeat is later than the DELETED event.", beatsAfterGone, sec(heartbeatInterval), missedBeats),
-			Pod:       pod, Until: "start-kubelet", MinBeats: beatsAfterGone, Interval: heartbeatInterval, MissedBeats: missedBeats,
+			Pod:       pod, Until: evidence.ActionStartKubelet, MinBeats: beatsAfterGone, Interval: heartbeatInterval, MissedBeats: missedBeats,
 		}),
 		claims.KubeletStopNotReady(rec, "orphan.node_not_ready"),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: "orphan.container_stopped_after_kubelet_restart",
 			Statement: fmt.Sprintf("Once the kubelet is started again, the orphaned container is no longer running (crictl: exited or removed) between %[1]s and %[2]s after the start: the kubelet ends a pod it does not know at its first housekeeping, %[1]s after its sync loop starts, allowing %[3]s for it to start up and %[4]s for the exit to be recorded. It is killed, by whichever signal wins the race between the kubelet's cgroup cleanup (SIGKILL: exit code 137) and its own kill (SIGTERM first: the workload logs it and exits 0 at once, its term delay being 0) — never a clean 0 without a SIGTERM in its log. Recorded: which; SIGKILL won in most runs, SIGTERM in one CI run of 2026-12-04 (exit 0, SIGTERM logged 2.94 s after the start). Runs compare within ±%[5]s, the range this bound allows.",
 				sec(killedNotBefore), sec(killedWithin), sec(claims.KubeletStartAllowance), sec(claims.ExitAllowance), sec(killedWithin-killedNotBefore)),
-			Pod: pod, After: "start-kubelet", NotBefore: killedNotBefore, Within: killedWithin, Killed: true,
+			Pod: pod, After: evidence.ActionStartKubelet, NotBefore: killedNotBefore, Within: killedWithin, Killed: true,
 		}).WithTolerance("stopped_after_seconds", killedWithin-killedNotBefore),
 	}
 }

@@ -123,9 +123,9 @@ func read(rec *evidence.Record) *facts {
 		switch a.Kind {
 		case "create-pods":
 			f.create, f.createOK = a, a.Succeeded()
-		case "delete-namespace":
+		case evidence.ActionDeleteNamespace:
 			f.nsDelete, f.nsDeleteOK = a, a.Succeeded()
-		case "remove-finalizers":
+		case evidence.ActionRemoveFinalizers:
 			if _, dup := f.releases[a.Target]; !dup {
 				f.releases[a.Target] = a
 			}

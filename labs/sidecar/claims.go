@@ -107,7 +107,7 @@ func shutdownOf(rec *evidence.Record, pod string) podRun {
 	for _, name := range containersOf {
 		p.Containers[name] = &containerRun{Name: name}
 	}
-	if a, ok := rec.Action("delete", pod); ok && a.Succeeded() {
+	if a, ok := rec.Action(evidence.ActionDelete, pod); ok && a.Succeeded() {
 		t := a.StartedAt
 		p.Deleted = &t
 		p.files = append(p.files, actionsFile)

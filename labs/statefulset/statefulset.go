@@ -448,19 +448,19 @@ func identSet(preferred, other, ledgerIP string) *appsv1.StatefulSet {
 
 // Claims decides lab:statefulset's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
-	node := rec.TargetOf("stop-kubelet")
+	node := rec.TargetOf(evidence.ActionStopKubelet)
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "statefulset.stays_terminating",
 			Statement: fmt.Sprintf("After an ordinary delete of %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the force delete, at least %s past its grace deadline and past the node turning NotReady, while crictl shows the container running: nobody but the kubelet finishes a graceful delete.",
 				pod, claims.InSeconds(grace), claims.InSeconds(pastDeadline)),
-			Pod: pod, Node: node, Delete: "delete", Until: "force-delete", PastDeadline: pastDeadline,
+			Pod: pod, Node: node, Delete: evidence.ActionDelete, Until: evidence.ActionForceDelete, PastDeadline: pastDeadline,
 		}),
 		claims.NoSecondIncarnation(rec, claims.Single{
 			ID: "statefulset.no_replacement_while_terminating",
 			Statement: fmt.Sprintf("From the ordinary delete to the force delete (at least %s: the grace period and %s past it) the name %s has one UID in the API — the StatefulSet controller creates an ordinal only once the old pod is gone from the API — and the ledger one writer, that UID, still writing: at most one, kept, with the pod watch up throughout.",
 				claims.InSeconds(grace+pastDeadline), claims.InSeconds(pastDeadline), pod),
-			Pod: pod, Delete: "delete", Until: "force-delete", MinWindow: grace + pastDeadline,
+			Pod: pod, Delete: evidence.ActionDelete, Until: evidence.ActionForceDelete, MinWindow: grace + pastDeadline,
 		}),
 		claims.KubeletStopNotReady(rec, "statefulset.node_not_ready"),
 		claims.KubeletStopTainted(rec, "statefulset.node_unreachable_taint"),
@@ -468,7 +468,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			ID: "statefulset.replaced_after_force_delete",
 			Statement: fmt.Sprintf("After the force delete the original %s is DELETED within %s (grace 0, no finalizer: the API server removes it at once) and a new %s — a new UID — is ADDED within %s of that (the StatefulSet controller recreates the ordinal in the sync the DELETED event triggers, %s, plus %s for its watch event), and runs Ready on the other worker (the stopped node is tainted unreachable:NoSchedule).",
 				pod, claims.InSeconds(claims.WatchAllowance), pod, claims.InSeconds(recreatedWithin), claims.InSeconds(claims.ControllerSyncAllowance), claims.InSeconds(claims.WatchAllowance)),
-			Pod: pod, After: "force-delete", GoneWithin: claims.WatchAllowance, CreatedWithin: recreatedWithin,
+			Pod: pod, After: evidence.ActionForceDelete, GoneWithin: claims.WatchAllowance, CreatedWithin: recreatedWithin,
 		}),
 		claims.SplitBrain(rec, claims.Split{
 			ID: "statefulset.split_brain",
@@ -479,12 +479,12 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "statefulset.old_container_killed_after_kubelet_restart",
 			Statement: fmt.Sprintf("Once the kubelet is started again, the original container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit; killed, it ends with exit code 137 (SIGKILL), 143 (SIGTERM) or 0 after a SIGTERM its log shows (the workload handles it), never a clean 0 without one.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
-			Pod:       pod, After: "start-kubelet", Within: killedWithin, Killed: true,
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, Killed: true,
 		}),
 		claims.OneWriterAgain(rec, claims.Again{
 			ID:        "statefulset.one_writer_again",
 			Statement: fmt.Sprintf("The original wrote to the ledger until the kubelet came back, its last write at most %s after the start (the kill's bound: a write arrives before the writer dies), and the new %s then wrote alone for at least %s (the lab's %s hold less one write period).", claims.InSeconds(killedWithin), pod, claims.InSeconds(minAlone), claims.InSeconds(aloneHold)),
-			Pod:       pod, After: "start-kubelet", Within: killedWithin, MinAlone: minAlone,
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, MinAlone: minAlone,
 		}),
 	}
 }
@@ -495,7 +495,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	l, ok := rec.LastLedger()
 	uids := rec.UIDsOf(pod)
-	force, forced := rec.Action("force-delete", pod)
+	force, forced := rec.Action(evidence.ActionForceDelete, pod)
 	if !ok || len(uids) < 2 || !forced {
 		return nil
 	}
@@ -523,7 +523,7 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	around := func(i int) []ledger.Entry { return l.Entries[max(i-4, 0):min(i+6, len(l.Entries))] }
 	header := []string{"received (from the force delete)", "writer", "node", "seq"}
 	restarted := "after the kubelet came back"
-	if start, ok := rec.Action("start-kubelet", rec.TargetOf("start-kubelet")); ok {
+	if start, ok := rec.Action(evidence.ActionStartKubelet, rec.TargetOf(evidence.ActionStartKubelet)); ok {
 		restarted = fmt.Sprintf("after the kubelet came back (started at %+.3f s)", start.StartedAt.Sub(force.StartedAt).Seconds())
 	}
 	body := fmt.Sprintf("The ledger (%s, %d writes) stamps each write on arrival. Around the replacement's first write: two processes named %s write, interleaved.\n\n%s\nAround the original's last write, %s:\n\n%s",

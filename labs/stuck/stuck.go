@@ -203,30 +203,30 @@ func steps(ctx context.Context, r *lab.Run) error {
 
 // Claims decides lab:stuck's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
-	node := rec.TargetOf("stop-kubelet")
+	node := rec.TargetOf(evidence.ActionStopKubelet)
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "stuck.stays_terminating",
 			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the out-of-service taint: at least %s past its grace deadline and at least %s past the node turning NotReady (one whole run of the pod garbage collector, which leaves it: NotReady alone finishes nothing), while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
 				pod, grace, pastDeadline, pastNotReady),
-			Pod: pod, Node: node, Delete: "delete", Until: "taint-node", PastDeadline: pastDeadline, PastNotReady: pastNotReady,
+			Pod: pod, Node: node, Delete: evidence.ActionDelete, Until: evidence.ActionTaintNode, PastDeadline: pastDeadline, PastNotReady: pastNotReady,
 		}),
 		claims.KubeletStopNotReady(rec, "stuck.node_not_ready"),
 		claims.KubeletStopTainted(rec, "stuck.node_unreachable_taint"),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",
 			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's — where the run reads the API server's audit log, the request that removed it was sent by %s with gracePeriodSeconds 0.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance), claims.PodGCUser),
-			Pod:       pod, After: "taint-node", Within: podGCWithin, KubeletStopped: "stop-kubelet", KubeletStarted: "start-kubelet", DeletedBy: claims.PodGCUser,
+			Pod:       pod, After: evidence.ActionTaintNode, Within: podGCWithin, KubeletStopped: evidence.ActionStopKubelet, KubeletStarted: evidence.ActionStartKubelet, DeletedBy: claims.PodGCUser,
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "stuck.container_running_after_gone",
 			Statement: fmt.Sprintf("The node was not shut down, so the taint's promise was false: after the DELETED event and until the kubelet is started again, crictl shows the container of %s CONTAINER_RUNNING at every look.", pod),
-			Pod:       pod, Until: "start-kubelet", All: true, MinObservations: 1,
+			Pod:       pod, Until: evidence.ActionStartKubelet, All: true, MinObservations: 1,
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "stuck.container_stopped_after_kubelet_restart",
 			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
-			Pod:       pod, After: "start-kubelet", Within: killedWithin,
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin,
 		}),
 	}
 }

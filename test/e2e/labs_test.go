@@ -243,7 +243,7 @@ func checkAudit(t *testing.T, dir, by string) {
 		return
 	}
 	for _, a := range rec.Actions {
-		if strings.HasPrefix(a.Kind, "create") || strings.HasPrefix(a.Kind, "cleanup") || a.Step == "cleanup" {
+		if strings.HasPrefix(string(a.Kind), "create") || strings.HasPrefix(string(a.Kind), "cleanup") || a.Step == "cleanup" {
 			continue // termlab creates the objects and cleans up itself
 		}
 		var req struct {
