@@ -57,13 +57,14 @@ func TestEveryLabIsComplete(t *testing.T) {
 				t.Errorf("no reference run results/reference/%s (go tool mage results:reference after a passing run): %v", d.Name, err)
 			}
 			// The target calls internal/targets with every lab flag; a lab
-			// that stops a kubelet also passes -allownodefaults. A lab with
+			// that stops a kubelet also passes -allownodefaults; every one
+			// -nowait. A lab with
 			// flags of its own (lab:scale) has its own function there.
 			flags := `targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess`
 			if d.Uses.FaultsANode() {
 				flags += `, AllowNodeFaults: allownodefaults`
 			}
-			flags += `})`
+			flags += `, NoWait: nowait})`
 			call := `targets.Lab(ctx, "` + d.Name + `", ` + flags
 			own := regexp.MustCompile(`targets\.Lab(?i:` + regexp.QuoteMeta(d.Name) + `)\(ctx, [^\n]*` + regexp.QuoteMeta(flags))
 			if !strings.Contains(string(magefile), call) && !own.Match(magefile) {
