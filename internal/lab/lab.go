@@ -202,11 +202,19 @@ const repairTimeout = 3 * time.Minute
 // non-nil when the run could not be completed or its evidence is not
 // trustworthy; a failed claim shows as Summary.Verdict "fail", not as an
 // error. Either way the results folder is written.
-func Execute(parent context.Context, env *cluster.Env, def Definition, opts Options) (sum *report.Summary, err error) {
+//
+// A run goes through named phases, as kind's create does: begin (the run
+// id, the cluster's run lock, the run folder), setUp (repair, namespace,
+// recorder, audit log, clocks, inputs, actor), the lab's steps, finish (the
+// list that always runs: cleanup, the evidence sources stopped, nodes back,
+// no credential kept) and decide (claims, summary, reports).
+func Execute(parent context.Context, env *cluster.Env, def Definition, opts Options) (*report.Summary, error) {
 	opts.defaults()
-	log := opts.Log
 	if env == nil || env.Client == nil {
 		return nil, errors.New("the lab needs a cluster: Env has no API client")
+	}
+	if env.RESTConfig == nil {
+		return nil, errors.New("the lab needs a cluster: Env has no REST config for the run lock")
 	}
 	if err := canRun(env, def); err != nil {
 		return nil, err
@@ -214,61 +222,101 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	env = withFaultNode(env, def)
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	id := NewRunID(time.Now())
-	// The run lock is a Lease in the cluster: a termlab on another machine
-	// waits for this run, and this run's repair touches only what runs no
-	// longer holding it left.
-	if env.RESTConfig == nil {
-		return nil, errors.New("the lab needs a cluster: Env has no REST config for the run lock")
+	x, err := begin(ctx, env, def, opts)
+	if err != nil {
+		return nil, err
 	}
+	defer x.lock.Release()
+	// On Ctrl-C or SIGTERM the kubelets come back at once, not after the
+	// steps unwind: mage exits five seconds after Ctrl-C.
+	defer context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })()
+	if err := x.setUp(ctx); err != nil {
+		return nil, err
+	}
+	defer x.closeActor()
+	x.runSteps(ctx)
+	x.finish(ctx)
+	return x.decide()
+}
+
+// execution is one run of a lab on its way through Execute's phases.
+type execution struct {
+	def     Definition
+	opts    Options
+	log     *progress.Logger
+	r       *Run
+	lock    *runlock.Lock
+	started time.Time
+	// repairs are what setUp repaired of earlier runs.
+	repairs []string
+	// actor does the actions with -by (nil: termlab); closeActor ends it.
+	actor      actor
+	closeActor func()
+	// errs are the run's errors: any one fails the run.
+	errs []string
+}
+
+// fail books a run error (nil is none).
+func (x *execution) fail(what string, err error) {
+	if err != nil {
+		x.errs = append(x.errs, what+": "+err.Error())
+		x.log.Warnf("%s: %v", what, err)
+	}
+}
+
+// begin names the run, takes the cluster's run lock and makes the run
+// folder. The run lock is a Lease in the cluster: a termlab on another
+// machine waits for this run, and this run's repair touches only what runs
+// no longer holding it left.
+func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) (*execution, error) {
+	log := opts.Log
+	id := NewRunID(time.Now())
 	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), opts.NoWait)
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Release()
-
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
 		Env: env, Log: log, opts: opts,
 	}
 	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("creating the run folder: %w", err)
 	}
 	if err := pointLatest(filepath.Join(opts.ResultsDir, def.Name), id); err != nil {
 		log.Warnf("could not update %s/latest: %v", def.Name, err)
 	}
 	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
-	// On Ctrl-C or SIGTERM the kubelets come back at once, not after the
-	// steps unwind: mage exits five seconds after Ctrl-C.
-	stopRestoreOnInterrupt := context.AfterFunc(ctx, func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		defer cancel()
-		if _, err := r.restoreKubelets(rctx); err != nil {
-			log.Warnf("restoring kubelets after the interrupt: %v", err)
-		}
-		if err := r.releaseMounts(rctx); err != nil {
-			log.Warnf("releasing mounts after the interrupt: %v", err)
-		}
-	})
-	defer stopRestoreOnInterrupt()
-	started := time.Now().UTC()
+	return &execution{def: def, opts: opts, log: log, r: r, lock: lock, started: time.Now().UTC(), closeActor: func() {}}, nil
+}
 
-	var runErrs []string
-	fail := func(what string, e error) {
-		if e != nil {
-			runErrs = append(runErrs, what+": "+e.Error())
-			log.Warnf("%s: %v", what, e)
-		}
+// restoreAfterInterrupt brings back what the run changed on its nodes.
+func (x *execution) restoreAfterInterrupt(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if _, err := x.r.restoreKubelets(rctx); err != nil {
+		x.log.Warnf("restoring kubelets after the interrupt: %v", err)
 	}
+	if err := x.r.releaseMounts(rctx); err != nil {
+		x.log.Warnf("releasing mounts after the interrupt: %v", err)
+	}
+}
 
+// setUp repairs what earlier runs left, creates the run's namespace, starts
+// the recorder and its audit log, probes the clocks, copies the inputs and
+// prepares the actor. Its error ends the run before any step (nothing is
+// left: the namespace is deleted again).
+func (x *execution) setUp(ctx context.Context) error {
+	r, env, def, id := x.r, x.r.Env, x.def, x.r.ID
 	rctx, cancelRepair := context.WithTimeout(ctx, repairTimeout)
-	repairs, rerr := RepairLeftovers(rctx, env, log, "")
+	repairs, err := RepairLeftovers(rctx, env, x.log, "")
 	cancelRepair()
-	fail("repairing leftovers of earlier runs", rerr)
+	x.repairs = repairs
+	x.fail("repairing leftovers of earlier runs", err)
 
 	if err := r.createNamespace(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	rec, err := recorder.Start(ctx, recorder.Config{
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
@@ -279,107 +327,119 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
-		fail("cleaning up", r.deleteNamespace(cctx))
-		return nil, fmt.Errorf("starting the recorder: %w", err)
+		x.fail("cleaning up", r.deleteNamespace(cctx))
+		return fmt.Errorf("starting the recorder: %w", err)
 	}
 	r.Rec = rec
-	fail("following the API server's audit log", rec.StartAudit(ctx, env.ControlPlane, append(workerNames(env), env.FakeNodes...)))
+	x.fail("following the API server's audit log", rec.StartAudit(ctx, env.ControlPlane, append(workerNames(env), env.FakeNodes...)))
 	r.probeClocks(ctx)
 	r.emit(Event{Kind: RunStarted})
 	for _, rep := range repairs {
 		rec.Notef("before the run: %s", rep)
 	}
-	fail("copying the inputs", r.copyInputs(def))
+	x.fail("copying the inputs", r.copyInputs(def))
 	act, closeActor, err := r.newActor(def)
 	if err != nil {
-		fail("preparing -by="+opts.By, err)
-		act, closeActor = nil, func() {}
+		x.fail("preparing -by="+x.opts.By, err)
+		return nil
 	}
-	defer closeActor()
+	x.actor, x.closeActor = act, closeActor
 	if act != nil {
-		rec.Notef("the lab's actions were done by %s and are recorded from the API server's audit log and the node", map[string]string{ByScript: "scripts/" + def.Name + ".sh", ByYou: "a person at the terminal"}[opts.By])
+		rec.Notef("the lab's actions were done by %s and are recorded from the API server's audit log and the node", map[string]string{ByScript: "scripts/" + def.Name + ".sh", ByYou: "a person at the terminal"}[x.opts.By])
 	}
+	return nil
+}
 
-	// Steps, bounded, with cleanup on every exit path (panics included).
-	func() {
-		stepCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-		defer func() {
-			if p := recover(); p != nil {
-				fail("the lab panicked", fmt.Errorf("%v", p))
-			}
-		}()
-		r.setActor(act)
-		defer r.setActor(nil)
-		if opts.By != ByTermlab && act == nil {
-			fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", opts.By))
-			return
-		}
-		if err := def.Steps(stepCtx, r); err != nil {
-			if ctx.Err() != nil {
-				err = fmt.Errorf("interrupted: %w", err)
-			}
-			fail("running the steps", err)
+// runSteps runs the lab's steps, bounded by Options.Timeout; a panic is a
+// run error like any other, so finish still runs.
+func (x *execution) runSteps(ctx context.Context) {
+	stepCtx, cancel := context.WithTimeout(ctx, x.opts.Timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			x.fail("the lab panicked", fmt.Errorf("%v", p))
 		}
 	}()
+	x.r.setActor(x.actor)
+	defer x.r.setActor(nil)
+	if x.opts.By != ByTermlab && x.actor == nil {
+		x.fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", x.opts.By))
+		return
+	}
+	if err := x.def.Steps(stepCtx, x.r); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted: %w", err)
+		}
+		x.fail("running the steps", err)
+	}
+}
+
+// finish is the list that always runs after the steps, each with its own
+// bound past an interrupt: cleanup, the evidence sources stopped, the lock's
+// health, nodes Ready again, and no credential left in the run folder.
+func (x *execution) finish(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	fail("cleaning up", r.cleanup(cctx))
-	fail("reading the API server's audit log", rec.StopAudit(cctx))
-	fail("stopping the recorder", rec.Stop())
-	fail("holding the cluster's run lock", lock.Lost())
-
-	// Settle the verdict before anything is written: the claims, every run
-	// error, nodes back to Ready, and no credential in the folder or the
-	// reports. summary.json then says what Execute returns.
+	r := x.r
+	x.fail("cleaning up", r.cleanup(cctx))
+	x.fail("reading the API server's audit log", r.Rec.StopAudit(cctx))
+	x.fail("stopping the recorder", r.Rec.Stop())
+	x.fail("holding the cluster's run lock", x.lock.Lost())
 	if ctx.Err() == nil {
 		// Interrupted, there is no time for this: the next run's repair waits.
-		fail("after cleanup", r.waitRestartedNodesReady(cctx))
+		x.fail("after cleanup", r.waitRestartedNodesReady(cctx))
 	}
-	fail("checking the run folder for credentials", removeLeaks(r.Dir))
-	record := rec.Record()
+	x.fail("checking the run folder for credentials", removeLeaks(r.Dir))
+}
+
+// decide settles the verdict before anything is written: the claims, every
+// run error, and no credential in the reports. summary.json then says what
+// Execute returns.
+func (x *execution) decide() (*report.Summary, error) {
+	r, def, log := x.r, x.def, x.log
+	record := r.Rec.Record()
 	if o, ok := record.APIServerOffset(); ok {
 		record.Clocks = append(record.Clocks, o)
 	}
 	decided := def.Claims(record)
 	s := report.Summary{
-		Lab: def.Name, RunID: id, Verdict: claims.Overall(decided),
-		StartedAt: started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
-		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: repairs, Dir: r.Dir,
+		Lab: def.Name, RunID: r.ID, Verdict: claims.Overall(decided),
+		StartedAt: x.started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
+		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: x.repairs, Dir: r.Dir,
 		Clocks: record.Clocks,
 	}
 	run := def.ReportRun(s, record, decided)
 	files, err := report.Render(run)
-	fail("rendering the reports", err)
+	x.fail("rendering the reports", err)
 	// The reports quote the record; a credential that reached it must not
 	// reach them. Such a file is left out, never written.
 	var kept []report.File
 	for _, f := range files {
 		if leaks := credscan.Bytes(f.Name, f.Content); len(leaks) > 0 {
-			fail("rendering the reports", fmt.Errorf("%s would hold a credential (%v): not written", f.Name, leaks))
+			x.fail("rendering the reports", fmt.Errorf("%s would hold a credential (%v): not written", f.Name, leaks))
 			continue
 		}
 		kept = append(kept, f)
 	}
-	if len(runErrs) > 0 {
+	if len(x.errs) > 0 {
 		s.Verdict = claims.Fail
-		s.Errors = append(s.Errors, runErrs...)
+		s.Errors = append(s.Errors, x.errs...)
 		run.Summary = s
 		if kept, err = renderKept(run, kept); err != nil {
-			fail("rendering the reports", err)
+			x.fail("rendering the reports", err)
 		}
 	}
 	if err := report.WriteFiles(r.Dir, kept); err != nil {
-		runErrs = append(runErrs, "writing the reports: "+err.Error())
+		x.errs = append(x.errs, "writing the reports: "+err.Error())
 		log.Warnf("writing the reports: %v", err)
 	}
 	for i := range s.Claims {
 		r.emit(Event{Kind: ClaimDecided, Claim: &s.Claims[i]})
 	}
 	printVerdicts(log, def, &s)
-	r.emit(Event{Kind: RunFinished, Verdict: s.Verdict, Err: strings.Join(runErrs, "; ")})
-	if len(runErrs) > 0 {
-		return &s, fmt.Errorf("%s run %s: %s", def.Title(), id, strings.Join(runErrs, "; "))
+	r.emit(Event{Kind: RunFinished, Verdict: s.Verdict, Err: strings.Join(x.errs, "; ")})
+	if len(x.errs) > 0 {
+		return &s, fmt.Errorf("%s run %s: %s", def.Title(), r.ID, strings.Join(x.errs, "; "))
 	}
 	return &s, nil
 }
