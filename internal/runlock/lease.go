@@ -133,6 +133,16 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 	l.cancel = cancel
 	leading := make(chan struct{})
 	var started atomic.Bool
+	// announced is the holder last named to the user.
+	var announcedMu sync.Mutex
+	announced := holder
+	swapAnnounced := func(id string) bool {
+		announcedMu.Lock()
+		defer announcedMu.Unlock()
+		changed := id != announced
+		announced = id
+		return changed
+	}
 	elector, err := newElector(client, LeaseNamespace, LeaseName, identity, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(context.Context) { started.Store(true); close(leading) },
 		OnStoppedLeading: func() {
@@ -142,7 +152,8 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 			}
 		},
 		OnNewLeader: func(id string) {
-			if id != "" && id != identity && !started.Load() {
+			// Called once the elector first reads the Lease, then on every change.
+			if id != "" && id != identity && !started.Load() && swapAnnounced(id) {
 				log.Infof("the run lock is now held by %s; still waiting", id)
 			}
 		},
