@@ -134,41 +134,41 @@ type Repair struct {
 // restart a kubelet in the middle of the next run's experiment). Call it
 // only under the cluster's run lock.
 func Restore(ctx context.Context, nodes []Node) ([]Repair, error) {
+	return nodeunit.OnEach(ctx, nodes, restoreOn)
+}
+
+// restoreOn is Restore on one node.
+func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
+	state, err := State(ctx, node)
+	if err == nil && !startingOrUp(state) && booting(ctx, node) {
+		// A node container docker just started again: systemd has not
+		// reached the kubelet yet, nobody left it stopped.
+		waitBooted(ctx, node)
+		state, err = State(ctx, node)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var repairs []Repair
+	if !startingOrUp(state) {
+		if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
+			return nil, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err)
+		}
+		repairs = append(repairs, Repair{Node: node.String(), Started: true,
+			Text: fmt.Sprintf("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)})
+	}
+	armed, err := armedSwitches(ctx, node)
+	if err != nil {
+		return repairs, err
+	}
 	var errs []error
-	for _, node := range nodes {
-		state, err := State(ctx, node)
-		if err == nil && !startingOrUp(state) && booting(ctx, node) {
-			// A node container docker just started again: systemd has not
-			// reached the kubelet yet, nobody left it stopped.
-			waitBooted(ctx, node)
-			state, err = State(ctx, node)
-		}
-		if err != nil {
+	for _, unit := range armed {
+		if err := disarm(ctx, node, []string{"systemctl", "stop", unit}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if !startingOrUp(state) {
-			if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
-				errs = append(errs, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err))
-				continue
-			}
-			repairs = append(repairs, Repair{Node: node.String(), Started: true,
-				Text: fmt.Sprintf("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)})
-		}
-		armed, err := armedSwitches(ctx, node)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, unit := range armed {
-			if err := disarm(ctx, node, []string{"systemctl", "stop", unit}); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			repairs = append(repairs, Repair{Node: node.String(),
-				Text: fmt.Sprintf("a kubelet restore timer (%s) an earlier run left armed on %s: disarmed", unit, node)})
-		}
+		repairs = append(repairs, Repair{Node: node.String(),
+			Text: fmt.Sprintf("a kubelet restore timer (%s) an earlier run left armed on %s: disarmed", unit, node)})
 	}
 	return repairs, errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,10 +46,15 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		log.Warnf("repairing a leftover: %s", s)
 	}
 
-	restored, err := kubelet.Restore(ctx, kubeletNodes(env))
-	if err != nil {
-		errs = append(errs, err)
-	}
+	// Kubelets and mounts at once (a docker exec per question per node).
+	var restored []kubelet.Repair
+	var released []string
+	var kerr, merr error
+	var looks sync.WaitGroup
+	looks.Go(func() { restored, kerr = kubelet.Restore(ctx, kubeletNodes(env)) })
+	looks.Go(func() { released, merr = mounthold.Restore(ctx, kubeletNodes(env)) }) // the nodes a run may have held a mount on, as for kubelets
+	looks.Wait()
+	errs = append(errs, kerr, merr)
 	for _, rep := range restored {
 		say("%s", rep.Text)
 		if rep.Started {
@@ -58,10 +64,6 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		}
 	}
 
-	released, err := mounthold.Restore(ctx, kubeletNodes(env)) // the nodes a run may have held a mount on, as for kubelets
-	if err != nil {
-		errs = append(errs, err)
-	}
 	for _, line := range released {
 		say("%s", line)
 	}

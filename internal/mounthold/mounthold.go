@@ -10,7 +10,6 @@ package mounthold
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -178,22 +177,17 @@ func unescape(s string) string {
 // Restore ends a holder an earlier run left on any of the nodes (call it
 // only under the cluster's run lock) and says where.
 func Restore(ctx context.Context, nodes []Node) ([]string, error) {
-	var said []string
-	var errs []error
-	for _, n := range nodes {
+	return nodeunit.OnEach(ctx, nodes, func(ctx context.Context, n Node) ([]string, error) {
 		state, err := nodeunit.State(ctx, n, Unit)
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return nil, err
 		}
 		if state != "active" && state != "activating" {
-			continue
+			return nil, nil
 		}
 		if err := Release(ctx, n); err != nil {
-			errs = append(errs, err)
-			continue
+			return nil, err
 		}
-		said = append(said, fmt.Sprintf("a process an earlier run left keeping a pod's volume busy on %s (%s): stopped", n, Unit))
-	}
-	return said, errors.Join(errs...)
+		return []string{fmt.Sprintf("a process an earlier run left keeping a pod's volume busy on %s (%s): stopped", n, Unit)}, nil
+	})
 }

@@ -7,8 +7,10 @@ package nodeunit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/kind/pkg/exec"
@@ -97,4 +99,22 @@ func Run(ctx context.Context, node Node, argv ...string) error {
 		return fmt.Errorf("%s on %s: %w: %s", strings.Join(argv, " "), node, err, strings.TrimSpace(out.String()))
 	}
 	return nil
+}
+
+// OnEach runs look on every node at once (each is a few commands through
+// the node exec seam, mostly waiting on docker) and returns their results in
+// the nodes' order, with every error joined.
+func OnEach[T any](ctx context.Context, nodes []Node, look func(context.Context, Node) ([]T, error)) ([]T, error) {
+	results := make([][]T, len(nodes))
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { results[i], errs[i] = look(ctx, n) })
+	}
+	wg.Wait()
+	var out []T
+	for _, r := range results {
+		out = append(out, r...)
+	}
+	return out, errors.Join(errs...)
 }

@@ -260,19 +260,27 @@ func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
 	for _, n := range ns {
 		kn = append(kn, n)
 	}
-	repairs, err := kubelet.Restore(ctx, kn)
+	// Both at once, each on every node at once: a docker exec per question,
+	// and cluster:up asks them of every node.
+	done := log.Step(fmt.Sprintf("looking on %d nodes for what a killed run left (a stopped kubelet, a restore timer, a held mount)", len(kn)))
+	var repairs []kubelet.Repair
+	var released []string
+	var kerr, merr error
+	var wg sync.WaitGroup
+	wg.Go(func() { repairs, kerr = kubelet.Restore(ctx, kn) })
+	wg.Go(func() { released, merr = mounthold.Restore(ctx, kn) }) // a held mount (lab:mount): its pod cannot go until it ends
+	wg.Wait()
+	done(nil)
 	for _, r := range repairs {
 		log.Warnf("repairing a leftover: %s", r.Text)
 	}
-	if err != nil {
-		log.Infof("could not check every kubelet before the health check (%v); the health check decides", err)
+	if kerr != nil {
+		log.Infof("could not check every kubelet before the health check (%v); the health check decides", kerr)
 	}
-	// A held mount (lab:mount) of a killed run: its pod cannot go until it ends.
-	released, err := mounthold.Restore(ctx, kn)
 	for _, r := range released {
 		log.Warnf("repairing a leftover: %s", r)
 	}
-	if err != nil {
+	if err := merr; err != nil {
 		log.Infof("could not check every node for a held mount (%v)", err)
 	}
 }
