@@ -8,31 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/syncbuf"
 	"github.com/termlab/termlab/internal/workloadlog"
 )
 
-// syncBuffer is a log several goroutines write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) parse(t *testing.T) workloadlog.Log {
+// parse reads the workload's log written to s.
+func parse(t *testing.T, s *syncbuf.Buffer) workloadlog.Log {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, err := workloadlog.Parse(bytes.NewReader(s.b.Bytes()))
+	l, err := workloadlog.Parse(strings.NewReader(s.String()))
 	if err != nil || len(l.Skipped) > 0 {
 		t.Fatalf("parse: %v, skipped %+v", err, l.Skipped)
 	}
@@ -46,7 +33,7 @@ func TestServeOnTerm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var out syncBuffer
+			var out syncbuf.Buffer
 			sigs := make(chan os.Signal, 1)
 			code := make(chan int, 1)
 			go func() { code <- serveOn(ln, serveConfig{OnTerm: onTerm}, "pod-a", &out, sigs) }()
@@ -60,13 +47,13 @@ func TestServeOnTerm(t *testing.T) {
 			case workloadlog.OnTermIgnore:
 				// Still serving after the signal is logged.
 				deadline := time.Now().Add(5 * time.Second)
-				for len(out.parse(t).Signals) == 0 && time.Now().Before(deadline) {
+				for len(parse(t, &out).Signals) == 0 && time.Now().Before(deadline) {
 					time.Sleep(10 * time.Millisecond)
 				}
 				if o, _, _ := get(&http.Client{Timeout: time.Second}, url); o != workloadlog.OutcomeOK {
 					t.Errorf("after an ignored SIGTERM: %s, want ok", o)
 				}
-				l := out.parse(t)
+				l := parse(t, &out)
 				if s, ok := l.TermSignal(); !ok || s.OnTerm != workloadlog.OnTermIgnore || l.Exit != nil {
 					t.Errorf("log %+v", l)
 				}
@@ -74,7 +61,7 @@ func TestServeOnTerm(t *testing.T) {
 				if c := <-code; c != 0 {
 					t.Errorf("exit code %d", c)
 				}
-				l := out.parse(t)
+				l := parse(t, &out)
 				if l.Serving == nil || l.Serving.OnTerm != onTerm || !l.CleanExit() {
 					t.Errorf("log %+v", l)
 				}
@@ -115,7 +102,7 @@ func TestClientLogsEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	sigs := make(chan os.Signal, 1)
-	go serveOn(ln, serveConfig{OnTerm: workloadlog.OnTermExit}, "pod-b", &syncBuffer{}, sigs)
+	go serveOn(ln, serveConfig{OnTerm: workloadlog.OnTermExit}, "pod-b", &syncbuf.Buffer{}, sigs)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +115,9 @@ func TestClientLogsEveryRequest(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	var out syncBuffer
+	var out syncbuf.Buffer
 	sendRequests(ctx, cfg, &lockedWriter{out: &out})
-	l := out.parse(t)
+	l := parse(t, &out)
 	counts := map[string]int{}
 	for _, q := range l.Requests {
 		counts[q.Target+"/"+q.Outcome]++
@@ -172,7 +159,7 @@ func TestExitDropsRequestsInFlightDrainFinishesThem(t *testing.T) {
 			sigs := make(chan os.Signal, 1)
 			done := make(chan int, 1)
 			go func() {
-				done <- serveOn(ln, serveConfig{OnTerm: tc.onTerm, AnswerAfter: 300 * time.Millisecond}, "pod-c", &syncBuffer{}, sigs)
+				done <- serveOn(ln, serveConfig{OnTerm: tc.onTerm, AnswerAfter: 300 * time.Millisecond}, "pod-c", &syncbuf.Buffer{}, sigs)
 			}()
 			got := make(chan string, 1)
 			go func() {

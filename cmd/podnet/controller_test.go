@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/syncbuf"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
@@ -59,24 +60,6 @@ func (f *fakeRoutes) String() string {
 	return strings.Join(s, ", ")
 }
 
-// syncBuffer is a log sink safe for the controller goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestControllerRun drives the informer loop against a fake clientset. The
 // fake is fine here: podnet only reads Nodes, and deletion semantics do not
 // matter for a Node it merely stops routing to.
@@ -96,7 +79,7 @@ func TestControllerRun(t *testing.T) {
 		netip.MustParsePrefix("10.244.7.0/24"): netip.MustParseAddr("172.18.0.7"),
 	}}
 	confDir := t.TempDir()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c, err := newController(controllerConfig{
 		NodeName:   self.Name,
 		CNIConfDir: confDir,

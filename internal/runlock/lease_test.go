@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/syncbuf"
 )
 
 func lease(holder string, renewed time.Time, seconds int32) *coordinationv1.Lease {
@@ -55,23 +55,6 @@ func TestHolder(t *testing.T) {
 	}
 }
 
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // Two termlabs (two keys: as two processes) on one cluster: the second
 // refuses with noWait naming the holder, or waits saying who holds it and
 // gets the lock once the first releases it; the last release deletes the
@@ -79,21 +62,21 @@ func (w *syncWriter) String() string {
 func TestLeaseTakesTurns(t *testing.T) {
 	client := fake.NewClientset()
 	ctx := context.Background()
-	first, err := take(ctx, progress.New(&syncWriter{}), client, "machine-a", "lab:finalizer run 1", false)
+	first, err := take(ctx, progress.New(&syncbuf.Buffer{}), client, "machine-a", "lab:finalizer run 1", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := take(ctx, progress.New(&syncWriter{}), client, "machine-a", "lab:finalizer run 1", false)
+	again, err := take(ctx, progress.New(&syncbuf.Buffer{}), client, "machine-a", "lab:finalizer run 1", false)
 	if err != nil || again != first {
 		t.Fatalf("taking the lock again in the same process: %v (same lock: %v)", err, again == first)
 	}
 	again.Release()
 
-	if _, err := take(ctx, progress.New(&syncWriter{}), client, "machine-b", "lab:force run 2", true); err == nil || !strings.Contains(err.Error(), "held by lab:finalizer run 1") {
+	if _, err := take(ctx, progress.New(&syncbuf.Buffer{}), client, "machine-b", "lab:force run 2", true); err == nil || !strings.Contains(err.Error(), "held by lab:finalizer run 1") {
 		t.Fatalf("-nowait while another holds the lock: %v, want a refusal naming the holder", err)
 	}
 
-	out := &syncWriter{}
+	out := &syncbuf.Buffer{}
 	got := make(chan *Lock, 1)
 	go func() {
 		second, err := take(ctx, progress.New(out), client, "machine-b", "lab:force run 2", false)
@@ -146,7 +129,7 @@ func TestLeaseLostWhenRenewalsFail(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	l, err := take(context.Background(), progress.New(&syncWriter{}), client, "machine-a", "lab:stuck run 3", false)
+	l, err := take(context.Background(), progress.New(&syncbuf.Buffer{}), client, "machine-a", "lab:stuck run 3", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/internal/runlock"
+	"github.com/termlab/termlab/internal/syncbuf"
 )
 
 // TestTwoTermlabsTakeTurns runs lab:finalizer twice against one cluster,
@@ -129,8 +128,7 @@ func TestTwoTermlabsTakeTurns(t *testing.T) {
 type labProcess struct {
 	name string
 	cmd  *exec.Cmd
-	out  bytes.Buffer
-	mu   sync.Mutex
+	out  syncbuf.Buffer
 	done chan struct{} // closed when the process ended, err then set
 	err  error
 }
@@ -141,7 +139,7 @@ func startLab(ctx context.Context, t *testing.T, name, dir string, env []string,
 	p.cmd = exec.CommandContext(ctx, "go", append([]string{"tool", "mage"}, args...)...)
 	p.cmd.Dir, p.cmd.Env = dir, env
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	w := io.MultiWriter(lockedWriter{&p.mu, &p.out}, prefixWriter{name + ": ", os.Stderr})
+	w := io.MultiWriter(&p.out, prefixWriter{name + ": ", os.Stderr})
 	p.cmd.Stdout, p.cmd.Stderr = w, w
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("starting go tool mage %v in %s: %v", args, dir, err)
@@ -153,24 +151,11 @@ func startLab(ctx context.Context, t *testing.T, name, dir string, env []string,
 
 // runID is the run id the process printed ("… run <id>: results in …").
 func (p *labProcess) runID() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	m := regexp.MustCompile(`lab:finalizer run (\S+): results in`).FindStringSubmatch(p.out.String())
 	if m == nil {
 		return ""
 	}
 	return m[1]
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 type prefixWriter struct {
