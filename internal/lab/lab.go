@@ -284,9 +284,6 @@ func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) 
 		lock.Release()
 		return nil, fmt.Errorf("creating the run folder: %w", err)
 	}
-	if err := pointLatest(filepath.Join(opts.ResultsDir, def.Name), id); err != nil {
-		log.Warnf("could not update %s/latest: %v", def.Name, err)
-	}
 	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
 	return &execution{def: def, opts: opts, log: log, r: r, lock: lock, started: time.Now().UTC(), closeActor: func() {}}, nil
 }
@@ -432,6 +429,9 @@ func (x *execution) decide() (*report.Summary, error) {
 	if err := report.WriteFiles(r.Dir, kept); err != nil {
 		x.errs = append(x.errs, "writing the reports: "+err.Error())
 		log.Warnf("writing the reports: %v", err)
+	} else if err := pointLatest(filepath.Join(x.opts.ResultsDir, def.Name), r.ID); err != nil {
+		// Only a run whose reports are all written becomes latest.
+		log.Warnf("could not update %s/latest: %v", def.Name, err)
 	}
 	for i := range s.Claims {
 		r.emit(Event{Kind: ClaimDecided, Claim: &s.Claims[i]})

@@ -5,10 +5,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/termlab/termlab/internal/claims"
@@ -103,12 +105,41 @@ func Render(run Run) ([]File, error) {
 
 // WriteFiles writes rendered files into dir.
 func WriteFiles(dir string, files []File) error {
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Content, 0o644); err != nil {
+	// summary.json last: it is what says a run folder is complete (results:
+	// reference, the index, compare read it), so a folder whose reports could
+	// not all be written (a full disk) never has one that says pass.
+	ordered := slices.Clone(files)
+	slices.SortStableFunc(ordered, func(a, b File) int {
+		return cmp.Compare(boolInt(a.Name == SummaryFile), boolInt(b.Name == SummaryFile))
+	})
+	for _, f := range ordered {
+		if err := writeWhole(filepath.Join(dir, f.Name), f.Content); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Name, err)
 		}
 	}
 	return nil
+}
+
+// writeWhole writes the file under a temporary name and renames it: the
+// file is there whole or not at all.
+func writeWhole(path string, content []byte) error {
+	tmp := path + ".partial"
+	if err := os.WriteFile(tmp, content, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Write renders every report file into dir.
