@@ -427,8 +427,11 @@ func (x *execution) decide() (*report.Summary, error) {
 		}
 	}
 	if err := report.WriteFiles(r.Dir, kept); err != nil {
+		// The run is not what the claims say: its folder has no summary.
 		x.errs = append(x.errs, "writing the reports: "+err.Error())
 		log.Warnf("writing the reports: %v", err)
+		s.Verdict = claims.Fail
+		s.Errors = append(s.Errors, "writing the reports: "+err.Error())
 	} else if err := pointLatest(filepath.Join(x.opts.ResultsDir, def.Name), r.ID); err != nil {
 		// Only a run whose reports are all written becomes latest.
 		log.Warnf("could not update %s/latest: %v", def.Name, err)

@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/labs"
@@ -40,10 +41,13 @@ func TestResultsDiskFull(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	_, err := lab.Execute(ctx, own, def, lab.Options{ResultsDir: results})
+	s, err := lab.Execute(ctx, own, def, lab.Options{ResultsDir: results})
 	t.Logf("lab:force with its results on a full disk ended after %s: %v", time.Since(begin).Round(time.Second), err)
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("want an error naming the full disk, got %v", err)
+	}
+	if s == nil || s.Verdict != claims.Fail {
+		t.Errorf("the run's summary says %v, want fail: its reports were not written", s)
 	}
 	if target, err := os.Readlink(filepath.Join(results, "force", "latest")); err == nil {
 		t.Errorf("the half-written run became latest (%s)", target)
