@@ -209,7 +209,7 @@ func holderOr(id, fallback string) string {
 
 // Release gives the lock back (the last release in this process does) and
 // deletes the Lease if nobody took it meanwhile, so the cluster is left
-// as found. It is idempotent per Take.
+// as found. Each Take is paired with one Release.
 func (l *Lock) Release() {
 	leaseMu.Lock()
 	h := leases[l.key]
