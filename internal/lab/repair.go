@@ -46,14 +46,7 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		log.Warnf("repairing a leftover: %s", s)
 	}
 
-	// Kubelets and mounts at once (a docker exec per question per node).
-	var restored []kubelet.Repair
-	var released []string
-	var kerr, merr error
-	var looks sync.WaitGroup
-	looks.Go(func() { restored, kerr = kubelet.Restore(ctx, kubeletNodes(env)) })
-	looks.Go(func() { released, merr = mounthold.Restore(ctx, kubeletNodes(env)) }) // the nodes a run may have held a mount on, as for kubelets
-	looks.Wait()
+	restored, released, kerr, merr := RestoreNodes(ctx, kubeletNodes(env)) // the nodes a run may have held a mount on are those of kubelets
 	errs = append(errs, kerr, merr)
 	for _, rep := range restored {
 		say("%s", rep.Text)
@@ -166,6 +159,18 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		})
 	}
 	return repairs, errors.Join(errs...)
+}
+
+// RestoreNodes puts back what a killed run left on the nodes: a stopped
+// kubelet or an armed restore timer (kubelet.Restore) and a process holding
+// a pod's volume (mounthold.Restore). Both at once, each on every node at
+// once: a docker exec per question, asked before every run and cluster:up.
+func RestoreNodes(ctx context.Context, nodes []kubelet.Node) (kubelets []kubelet.Repair, mounts []string, kubeletErr, mountErr error) {
+	var wg sync.WaitGroup
+	wg.Go(func() { kubelets, kubeletErr = kubelet.Restore(ctx, nodes) })
+	wg.Go(func() { mounts, mountErr = mounthold.Restore(ctx, nodes) })
+	wg.Wait()
+	return kubelets, mounts, kubeletErr, mountErr
 }
 
 // kubeletNodes is every real node of the cluster, as internal/kubelet takes them.

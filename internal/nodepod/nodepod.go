@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/termlab/termlab/internal/runlock"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,6 +37,8 @@ import (
 	utilexec "k8s.io/client-go/util/exec"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/termlab/termlab/internal/runlock"
 )
 
 // Labels and names of what Access creates.

@@ -17,7 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/kubelet"
-	"github.com/termlab/termlab/internal/mounthold"
+	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -260,16 +260,8 @@ func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
 	for _, n := range ns {
 		kn = append(kn, n)
 	}
-	// Both at once, each on every node at once: a docker exec per question,
-	// and cluster:up asks them of every node.
 	done := log.Step(fmt.Sprintf("looking on %d nodes for what a killed run left (a stopped kubelet, a restore timer, a held mount)", len(kn)))
-	var repairs []kubelet.Repair
-	var released []string
-	var kerr, merr error
-	var wg sync.WaitGroup
-	wg.Go(func() { repairs, kerr = kubelet.Restore(ctx, kn) })
-	wg.Go(func() { released, merr = mounthold.Restore(ctx, kn) }) // a held mount (lab:mount): its pod cannot go until it ends
-	wg.Wait()
+	repairs, released, kerr, merr := lab.RestoreNodes(ctx, kn)
 	done(nil)
 	for _, r := range repairs {
 		log.Warnf("repairing a leftover: %s", r.Text)
