@@ -36,11 +36,13 @@ import (
 // access the claims resting on crictl are "not checked", never passed, and
 // the run passes on the rest; with it (node pods) every claim passes, and
 // the node pods are gone afterwards. A lab that stops a kubelet is refused.
+// With node access the runs are -by=script (TestLabs leaves those to this
+// test): the audit log and crictl read through node pods decide the claims.
 func TestLabsThroughKubeconfig(t *testing.T) {
 	own := connect(t)
 	for _, access := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nodeaccess=%v", access), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			env, cleanup, err := stack.RemoteEnv(ctx, progress.Default(), stack.Remote{Kubeconfig: own.KubeconfigPath, NodeAccess: access})
 			defer func() {
@@ -73,7 +75,11 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 					}
 					continue
 				}
-				s, err := lab.Execute(ctx, env, def, lab.Options{})
+				opts := lab.Options{}
+				if access && scriptedThroughKubeconfig(def) {
+					opts.By = lab.ByScript
+				}
+				s, err := lab.Execute(ctx, env, def, opts)
 				if err != nil {
 					t.Fatalf("%s: %v", def.Title(), err)
 				}
@@ -111,6 +117,10 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 				}
 				if access && len(rec.Audit) == 0 {
 					t.Errorf("%s: the audit log was not read through the control plane's node pod", def.Title())
+				}
+				if opts.By == lab.ByScript {
+					checkRun(t, own, def, s, opts.By)
+					continue
 				}
 				checkEvidence(t, s.Dir)
 				checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
