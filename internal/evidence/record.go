@@ -147,6 +147,9 @@ const (
 	ActionUntaintNode      ActionKind = "untaint-node"
 	ActionHoldMount        ActionKind = "hold-mount"
 	ActionReleaseMount     ActionKind = "release-mount"
+	// ActionCleanupRemoveFinalizers is cleanup's, on the pods a run leaves
+	// with finalizers: always termlab's, and no claim reads it.
+	ActionCleanupRemoveFinalizers ActionKind = "cleanup-remove-finalizers"
 )
 
 // ActionCreateOf is the kind of creating an object of another kind than a pod

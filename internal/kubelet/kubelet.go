@@ -28,34 +28,38 @@ const unitPrefix = "termlab-restore-kubelet-"
 // Unit is the name of run's dead-man's switch unit.
 func Unit(runID string) string { return unitPrefix + runID }
 
-// StopCommands are the commands Stop runs on the node, in order, as a person
-// would type them after `docker exec <node>`: arm the switch, stop the kubelet.
-func StopCommands(runID string, restoreAfter time.Duration) [][]string {
+// The commands on the node, as a person types them after `docker exec
+// <node>`. A run arms the switch before it stops the kubelet (whoever stops
+// it) and disarms it after the kubelet is started again.
+var (
+	StopCommand  = []string{"systemctl", "stop", "kubelet"}
+	StartCommand = []string{"systemctl", "start", "kubelet"}
+)
+
+// ArmCommand arms the run's switch: the kubelet is started again
+// restoreAfter from now (rounded up to a second) unless Disarm runs first.
+func ArmCommand(runID string, restoreAfter time.Duration) []string {
 	secs := int((restoreAfter + time.Second - 1) / time.Second)
-	return [][]string{
-		// AccuracySec: a timer's default accuracy is a minute, far too coarse here.
-		{"systemd-run", "--unit=" + Unit(runID), "--description=termlab: start the kubelet if termlab does not",
-			fmt.Sprintf("--on-active=%ds", secs), "--timer-property=AccuracySec=1s", "systemctl", "start", "kubelet"},
-		{"systemctl", "stop", "kubelet"},
-	}
+	// AccuracySec: a timer's default accuracy is a minute, far too coarse here.
+	return []string{"systemd-run", "--unit=" + Unit(runID), "--description=termlab: start the kubelet if termlab does not",
+		fmt.Sprintf("--on-active=%ds", secs), "--timer-property=AccuracySec=1s", "systemctl", "start", "kubelet"}
 }
 
-// StartCommands are the commands Start runs: start the kubelet, disarm the switch.
-func StartCommands(runID string) [][]string {
-	return [][]string{
-		{"systemctl", "start", "kubelet"},
-		{"systemctl", "stop", Unit(runID) + ".timer"},
-	}
+// DisarmCommand stops the run's switch timer.
+func DisarmCommand(runID string) []string {
+	return []string{"systemctl", "stop", Unit(runID) + ".timer"}
 }
 
-// Stop arms the dead-man's switch (the kubelet is started again restoreAfter
-// from now unless Start runs first), then stops only the kubelet: containerd
-// and the containers keep running. It fails if the kubelet is still active.
-func Stop(ctx context.Context, node Node, runID string, restoreAfter time.Duration) error {
-	for _, argv := range StopCommands(runID, restoreAfter) {
-		if err := run(ctx, node, argv...); err != nil {
-			return err
-		}
+// Arm arms the run's dead-man's switch on the node (ArmCommand).
+func Arm(ctx context.Context, node Node, runID string, restoreAfter time.Duration) error {
+	return run(ctx, node, ArmCommand(runID, restoreAfter)...)
+}
+
+// Stop stops only the kubelet: containerd and the containers keep running.
+// It fails if the kubelet is still active afterwards.
+func Stop(ctx context.Context, node Node) error {
+	if err := run(ctx, node, StopCommand...); err != nil {
+		return err
 	}
 	state, err := State(ctx, node)
 	if err != nil {
@@ -67,14 +71,13 @@ func Stop(ctx context.Context, node Node, runID string, restoreAfter time.Durati
 	return nil
 }
 
-// Start starts the kubelet and disarms the run's switch. A switch that has
-// already fired (its timer gone) is not an error.
-func Start(ctx context.Context, node Node, runID string) error {
-	cmds := StartCommands(runID)
-	if err := run(ctx, node, cmds[0]...); err != nil {
-		return err
-	}
-	return disarm(ctx, node, cmds[1])
+// Start starts the kubelet.
+func Start(ctx context.Context, node Node) error { return run(ctx, node, StartCommand...) }
+
+// Disarm disarms the run's switch. A switch that has already fired (its
+// timer gone) is not an error.
+func Disarm(ctx context.Context, node Node, runID string) error {
+	return disarm(ctx, node, DisarmCommand(runID))
 }
 
 func disarm(ctx context.Context, node Node, argv []string) error {
@@ -151,7 +154,7 @@ func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
 	}
 	var repairs []Repair
 	if !startingOrUp(state) {
-		if err := run(ctx, node, "systemctl", "start", "kubelet"); err != nil {
+		if err := Start(ctx, node); err != nil {
 			return nil, fmt.Errorf("starting the kubelet left %s on %s: %w", state, node, err)
 		}
 		repairs = append(repairs, Repair{Node: node.String(), Started: true,

@@ -7,12 +7,8 @@ import (
 	"time"
 )
 
-func TestStopArmsTheSwitchBeforeStopping(t *testing.T) {
-	cmds := StopCommands("20261203-070000-abcd", 2500*time.Millisecond)
-	if len(cmds) != 2 || !slices.Equal(cmds[1], []string{"systemctl", "stop", "kubelet"}) {
-		t.Fatalf("commands %q: want the switch, then systemctl stop kubelet", cmds)
-	}
-	arm := strings.Join(cmds[0], " ")
+func TestSwitchCommands(t *testing.T) {
+	arm := strings.Join(ArmCommand("20261203-070000-abcd", 2500*time.Millisecond), " ")
 	for _, want := range []string{
 		"systemd-run", "--unit=termlab-restore-kubelet-20261203-070000-abcd",
 		"--on-active=3s", // rounded up: never earlier than asked
@@ -23,9 +19,12 @@ func TestStopArmsTheSwitchBeforeStopping(t *testing.T) {
 			t.Errorf("switch %q lacks %q", arm, want)
 		}
 	}
-	start := StartCommands("20261203-070000-abcd")
-	if !slices.Equal(start[0], []string{"systemctl", "start", "kubelet"}) || !slices.Equal(start[1], []string{"systemctl", "stop", "termlab-restore-kubelet-20261203-070000-abcd.timer"}) {
-		t.Errorf("start commands %q: want start, then disarm the run's timer", start)
+	if got := DisarmCommand("20261203-070000-abcd"); !slices.Equal(got, []string{"systemctl", "stop", "termlab-restore-kubelet-20261203-070000-abcd.timer"}) {
+		t.Errorf("disarm %q: want the run's timer stopped", got)
+	}
+	// Restore finds the timer Arm makes by its unit name.
+	if units := switchUnits(Unit("20261203-070000-abcd") + ".timer loaded active waiting x\n"); len(units) != 1 {
+		t.Errorf("the armed unit %s is not one Restore finds: %q", Unit("20261203-070000-abcd"), units)
 	}
 }
 

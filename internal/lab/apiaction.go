@@ -39,18 +39,13 @@ type APIAction struct {
 // Perform does the action: termlab sends Do, or the run's actor (-by) does
 // it and the audit log shows it. Either way it is recorded as an action.
 func (r *Run) Perform(ctx context.Context, a APIAction) error {
-	if act := r.actorNow(); act != nil {
-		check := a.Check
-		if check == nil {
-			check = func(evidence.AuditEvent) string { return "" }
-		}
-		x := expectation{verbs: a.Verbs, resource: a.Resource, check: check, path: a.Path}
-		return unlessSkipped(r.byOther(ctx, act, a.Kind, a.Target, a.Equivalent, x))
+	check := a.Check
+	if check == nil {
+		check = func(evidence.AuditEvent) string { return "" }
 	}
-	req := apiRequest{Verb: a.Method, Path: a.Path, PatchType: a.PatchType, Body: a.Body}
-	if err := r.act(a.Kind, a.Target, req, a.Equivalent, func() error { return a.Do(ctx) }); err != nil {
-		return fmt.Errorf("%s of %s: %w", a.Kind, a.Target, err)
-	}
-	r.Infof("sent %s", a.Equivalent)
-	return nil
+	return r.perform(ctx, action{kind: a.Kind, target: a.Target, equivalent: a.Equivalent, doing: fmt.Sprintf("%s of %s", a.Kind, a.Target),
+		request: apiRequest{Verb: a.Method, Path: a.Path, PatchType: a.PatchType, Body: a.Body},
+		send:    a.Do,
+		audit:   &expectation{verbs: a.Verbs, resource: a.Resource, check: check, path: a.Path},
+	})
 }

@@ -57,8 +57,9 @@ const (
 	nodeEvery   = 200 * time.Millisecond
 )
 
-// actor is who does the lab's actions while its steps run (nil: termlab).
-type actor interface {
+// asker is someone other than termlab doing the actions: a script or a
+// person. termlab asks for each action and waits until it shows.
+type asker interface {
 	// ask has the action done: the script runs its step, a person is shown
 	// the command. skipped is closed when a person gives up on the step.
 	ask(ctx context.Context, r *Run, kind evidence.ActionKind, target, command string) (skipped <-chan struct{}, err error)
@@ -67,20 +68,10 @@ type actor interface {
 	wrong(r *Run, msg string) (retry bool)
 	// done says the step was seen.
 	done(r *Run, what string)
-}
-
-// actorLocked returns the run's actor; nil outside the steps and while
-// termlab restores what the run changed.
-func (r *Run) actorNow() actor {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.actor
-}
-
-func (r *Run) setActor(a actor) {
-	r.mu.Lock()
-	r.actor = a
-	r.mu.Unlock()
+	// showsWithin bounds the wait for an action to show after ask returned
+	// (0: no bound; a person takes the time they need). what names the
+	// action and where it is looked for.
+	showsWithin(what, why string) (time.Duration, error)
 }
 
 // expectation decides whether an audit event is the asked-for request.
@@ -108,22 +99,15 @@ func (x expectation) matches(e evidence.AuditEvent, target string, since time.Ti
 }
 
 // errSkipped is what byOther and byOtherOnNode return when the participant
-// skipped the action: no error for the run (the claims that need the action
-// fail on their own), but the run must not book it as done: a kubelet whose
-// start was skipped is still stopped, and cleanup starts it.
+// skipped the action: no error for the run (perform counts it as none; the
+// claims that need the action fail on their own), but the run must not book
+// it as done: a kubelet whose start was skipped is still stopped, and
+// cleanup starts it.
 var errSkipped = errors.New("skipped by the participant")
-
-// unlessSkipped is err, with a skip counted as no error.
-func unlessSkipped(err error) error {
-	if errors.Is(err, errSkipped) {
-		return nil
-	}
-	return err
-}
 
 // byOther has the actor do an API action and records it from the API
 // server's audit log: the action's request and times are the server's.
-func (r *Run) byOther(ctx context.Context, a actor, kind evidence.ActionKind, target, command string, x expectation) error {
+func (r *Run) byOther(ctx context.Context, a asker, kind evidence.ActionKind, target, command string, x expectation) error {
 	since := time.Now().Add(-auditSlackSend)
 	if _, err := r.Rec.ReadAudit(ctx); err != nil {
 		return err
@@ -143,12 +127,10 @@ func (r *Run) byOther(ctx context.Context, a actor, kind evidence.ActionKind, ta
 			}
 		}()
 	}
-	if _, isScript := a.(*scriptActor); isScript {
+	if within, cause := a.showsWithin(string(kind)+" of "+target+" in the API server's audit log",
+		fmt.Sprintf("a request the script's kubectl had answered is in the log at once; it is read every %s", auditEvery)); within > 0 {
 		var c context.CancelFunc
-		wctx, c = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
-			Bound: Bound{What: "the script's " + string(kind) + " of " + target + " in the API server's audit log", Allow: scriptShows,
-				Why: fmt.Sprintf("a request the script's kubectl had answered is in the log at once; it is read every %s", auditEvery)},
-			After: "the script's return"})
+		wctx, c = context.WithTimeoutCause(wctx, within, cause)
 		defer c()
 	}
 	seen := map[string]bool{}
@@ -296,7 +278,7 @@ type unitChange struct {
 
 // byOtherOnNode has the actor make the change on node and waits until
 // systemd on the node says so; the action is recorded at systemd's moment.
-func (r *Run) byOtherOnNode(ctx context.Context, a actor, c unitChange, node cluster.Node, command string) error {
+func (r *Run) byOtherOnNode(ctx context.Context, a asker, c unitChange, node cluster.Node, command string) error {
 	kind := c.kind
 	lastBefore := time.Now().UTC() // the unit's state is known up to here
 	skipped, err := a.ask(ctx, r, kind, node.String(), command)
@@ -305,12 +287,10 @@ func (r *Run) byOtherOnNode(ctx context.Context, a actor, c unitChange, node clu
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	if _, isScript := a.(*scriptActor); isScript {
+	if within, cause := a.showsWithin(string(kind)+" on "+node.String()+" seen by systemctl on the node",
+		fmt.Sprintf("systemctl stop and start return once the unit changed; the node is asked every %s", nodeEvery)); within > 0 {
 		var cc context.CancelFunc
-		wctx, cc = context.WithTimeoutCause(wctx, scriptShows, &BoundError{
-			Bound: Bound{What: "the script's " + string(kind) + " on " + node.String() + " seen by systemctl on the node", Allow: scriptShows,
-				Why: fmt.Sprintf("systemctl stop and start return once the unit changed; the node is asked every %s", nodeEvery)},
-			After: "the script's return"})
+		wctx, cc = context.WithTimeoutCause(wctx, within, cause)
 		defer cc()
 	}
 	for {
@@ -407,6 +387,11 @@ func (s *scriptActor) wrong(r *Run, msg string) bool {
 
 func (s *scriptActor) done(r *Run, what string) { r.Infof("seen: %s", what) }
 
+// showsWithin: a script's step has done its action when it returns.
+func (s *scriptActor) showsWithin(what, why string) (time.Duration, error) {
+	return scriptShows, &BoundError{Bound: Bound{What: "the script's " + what, Allow: scriptShows, Why: why}, After: "the script's return"}
+}
+
 // youActor shows a person each command and reads "skip" from their terminal.
 type youActor struct {
 	out     io.Writer
@@ -447,6 +432,8 @@ func (y *youActor) wrong(r *Run, msg string) bool {
 	return true
 }
 
+func (y *youActor) showsWithin(string, string) (time.Duration, error) { return 0, nil }
+
 func (y *youActor) done(r *Run, what string) {
 	y.mu.Lock()
 	y.current = nil
@@ -458,7 +445,7 @@ func (y *youActor) done(r *Run, what string) {
 func (r *Run) newActor(def Definition) (actor, func(), error) {
 	switch r.opts.By {
 	case ByTermlab:
-		return nil, func() {}, nil
+		return byTermlab, func() {}, nil
 	case ByYou:
 		in, out := r.opts.In, r.opts.Out
 		if in == nil {
@@ -472,7 +459,7 @@ func (r *Run) newActor(def Definition) (actor, func(), error) {
 			path = fmt.Sprintf("PATH=%s:$PATH   # a kubectl of the cluster's version", filepath.Dir(kubectl))
 		}
 		fmt.Fprintf(out, "\n%s by you: namespace %s. In another terminal:\n\n    export KUBECONFIG=%s\n    export %s\n\n", def.Title(), r.Namespace, r.Env.KubeconfigPath, path)
-		return newYouActor(in, out), func() {}, nil
+		return someoneElse{newYouActor(in, out)}, func() {}, nil
 	case ByScript:
 		path := ScriptPath(r.opts.RepoRoot, def.Name)
 		if _, err := os.Stat(path); err != nil {
@@ -486,7 +473,7 @@ func (r *Run) newActor(def Definition) (actor, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &scriptActor{path: path, env: env, log: f}, func() { f.Close() }, nil
+		return someoneElse{&scriptActor{path: path, env: env, log: f}}, func() { f.Close() }, nil
 	}
 	return nil, nil, fmt.Errorf("unknown -by=%q", r.opts.By)
 }
@@ -572,12 +559,18 @@ func kubectlFromNode(ctx context.Context, cp cluster.Node) (string, error) {
 	return path, nil
 }
 
-// markTainted annotates the node with the run id, as TaintNode does, after
-// someone else tainted it.
+// markTainted sets the node's TaintedByAnnotation to the run id, or removes
+// it ("" runID). Setting the value it has changes nothing.
 func markTainted(ctx context.Context, client kubernetes.Interface, node, runID string) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, TaintedByAnnotation, runID)
-	_, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	return err
+	value := any(runID)
+	if runID == "" {
+		value = nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{TaintedByAnnotation: value}}})
+	if _, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("marking node %s: %w", node, err)
+	}
+	return nil
 }
 
 // unitChangedAt is systemd's time of the unit's change, when it lies

@@ -249,7 +249,7 @@ type execution struct {
 	started time.Time
 	// repairs are what setUp repaired of earlier runs.
 	repairs []string
-	// actor does the actions with -by (nil: termlab); closeActor ends it.
+	// actor does the actions (termlab, or -by's; nil when -by could not be prepared); closeActor ends it.
 	actor      actor
 	closeActor func()
 	// errs are the run's errors: any one fails the run.
@@ -341,7 +341,7 @@ func (x *execution) setUp(ctx context.Context) error {
 		return nil
 	}
 	x.actor, x.closeActor = act, closeActor
-	if act != nil {
+	if x.opts.By != ByTermlab {
 		rec.Notef("the lab's actions were done by %s and are recorded from the API server's audit log and the node", map[string]string{ByScript: "scripts/" + def.Name + ".sh", ByYou: "a person at the terminal"}[x.opts.By])
 	}
 	return nil
@@ -358,8 +358,8 @@ func (x *execution) runSteps(ctx context.Context) {
 		}
 	}()
 	x.r.setActor(x.actor)
-	defer x.r.setActor(nil)
-	if x.opts.By != ByTermlab && x.actor == nil {
+	defer x.r.setActor(byTermlab)
+	if x.actor == nil { // -by's preparation failed: nobody to do the actions
 		x.fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", x.opts.By))
 		return
 	}

@@ -24,42 +24,35 @@ var (
 // process by itself after maxHold (termlab SIGKILLed); from this call on the
 // run ends it on every exit path, first thing on an interrupt.
 func (r *Run) HoldMount(ctx context.Context, node cluster.Node, dir string, maxHold time.Duration) error {
-	r.mu.Lock()
-	if r.heldMounts == nil {
-		r.heldMounts = map[string]cluster.Node{}
-	}
-	r.heldMounts[node.String()] = node // before the start: a half-done hold is released too
-	r.mu.Unlock()
 	cmds := mounthold.HoldCommands(r.ID, dir, maxHold)
-	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOtherOnNode(ctx, a, mountHeld, node, dockerExec(node, cmds)))
-	}
-	err := r.act(evidence.ActionHoldMount, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
-		return mounthold.Hold(ctx, node, r.ID, dir, maxHold)
+	return r.perform(ctx, action{kind: evidence.ActionHoldMount, target: node.String(), doing: "holding " + dir + " on " + node.String(),
+		equivalent: dockerExec(node, cmds),
+		request:    nodeRequest{node.String(), cmds},
+		send:       func(ctx context.Context) error { return mounthold.Hold(ctx, node, r.ID, dir, maxHold) },
+		said:       fmt.Sprintf("a process on %s keeps %s busy; systemd ends it by itself in %s if termlab cannot", node, dir, maxHold),
+		unit:       &mountHeld, node: node,
+		before: func(context.Context) error {
+			r.remember(&r.heldMounts, node) // before the start: a half-done hold is released too
+			return nil
+		},
 	})
-	if err != nil {
-		return err
-	}
-	r.Infof("a process on %s keeps %s busy; systemd ends it by itself in %s if termlab cannot", node, dir, maxHold)
-	return nil
 }
 
-// ReleaseMount ends the process holding the mount on the node.
+// ReleaseMount ends the process holding the mount on the node. Skipped
+// (-by), it still holds it, and cleanup ends it.
 func (r *Run) ReleaseMount(ctx context.Context, node cluster.Node) error {
 	cmds := mounthold.ReleaseCommands()
-	if a := r.actorNow(); a != nil {
-		if err := r.byOtherOnNode(ctx, a, mountReleased, node, dockerExec(node, cmds)); err != nil {
-			return unlessSkipped(err) // skipped: still held, cleanup releases it
-		}
-	} else if err := r.act(evidence.ActionReleaseMount, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
-		return mounthold.Release(ctx, node)
-	}); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	delete(r.heldMounts, node.String())
-	r.mu.Unlock()
-	return nil
+	return r.perform(ctx, action{kind: evidence.ActionReleaseMount, target: node.String(), doing: "ending the mount's holder on " + node.String(),
+		equivalent: dockerExec(node, cmds),
+		request:    nodeRequest{node.String(), cmds},
+		send:       func(ctx context.Context) error { return mounthold.Release(ctx, node) },
+		said:       fmt.Sprintf("the process holding the mount on %s ended", node),
+		unit:       &mountReleased, node: node,
+		after: func(context.Context) error {
+			r.forget(r.heldMounts, node.String())
+			return nil
+		},
+	})
 }
 
 // releaseMounts ends every holder the run started and has not ended. It
@@ -67,7 +60,7 @@ func (r *Run) ReleaseMount(ctx context.Context, node cluster.Node) error {
 func (r *Run) releaseMounts(ctx context.Context) error {
 	r.restoring.Lock()
 	defer r.restoring.Unlock()
-	r.setActor(nil) // termlab restores what the run changed itself
+	r.setActor(byTermlab) // termlab restores what the run changed itself
 	var errs []error
 	for _, n := range r.nodesOf(r.heldMounts) {
 		r.Log.Infof("cleanup: ending the process that keeps a mount busy on %s", n)

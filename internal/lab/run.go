@@ -163,17 +163,12 @@ func (r *Run) ForceDelete(ctx context.Context, pod string) error {
 
 func (r *Run) delete(ctx context.Context, kind evidence.ActionKind, pod string, opts metav1.DeleteOptions, equivalent string) error {
 	opts.TypeMeta = metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}
-	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0)))
-	}
-	err := r.act(kind, pod, apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts}, equivalent, func() error {
-		return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts)
+	seen := deleteExpect(opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0)
+	return r.perform(ctx, action{kind: kind, target: pod, equivalent: equivalent, doing: fmt.Sprintf("%s of pod %s", kind, pod),
+		request: apiRequest{Verb: "DELETE", Path: r.podsPath(pod), Body: opts},
+		send:    func(ctx context.Context) error { return r.Env.Client.CoreV1().Pods(r.Namespace).Delete(ctx, pod, opts) },
+		audit:   &seen,
 	})
-	if err != nil {
-		return fmt.Errorf("%s of pod %s: %w", kind, pod, err)
-	}
-	r.Infof("sent %s", equivalent)
-	return nil
 }
 
 // finalizersPatch removes every finalizer.
@@ -185,35 +180,29 @@ func (r *Run) RemoveFinalizers(ctx context.Context, pod string) error {
 }
 
 func (r *Run) removeFinalizers(ctx context.Context, kind evidence.ActionKind, pod string) error {
-	equivalent := fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch)
-	if a := r.actorNow(); a != nil && kind == evidence.ActionRemoveFinalizers {
-		return unlessSkipped(r.byOther(ctx, a, kind, pod, equivalent, removeFinalizersExpect))
-	}
-	err := r.act(kind, pod, apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)}, equivalent, func() error {
-		_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
-		return err
+	return r.perform(ctx, action{kind: kind, target: pod, doing: "removing the finalizers of pod " + pod,
+		equivalent: fmt.Sprintf("kubectl patch pod %s -n %s --type=merge -p '%s'", pod, r.Namespace, finalizersPatch),
+		request:    apiRequest{Verb: "PATCH", Path: r.podsPath(pod), PatchType: string(types.MergePatchType), Body: rawJSON(finalizersPatch)},
+		send: func(ctx context.Context) error {
+			_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
+			return err
+		},
+		audit: &removeFinalizersExpect,
 	})
-	if err != nil {
-		return fmt.Errorf("removing the finalizers of pod %s: %w", pod, err)
-	}
-	return nil
 }
 
 // DeleteNamespace deletes the run's namespace (an ordinary delete, which
 // returns at once; the namespace controller does the rest). With -by it is
 // the actor's action, read back from the audit log.
 func (r *Run) DeleteNamespace(ctx context.Context) error {
-	equivalent := fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace)
-	if a := r.actorNow(); a != nil {
-		return unlessSkipped(r.byOther(ctx, a, evidence.ActionDeleteNamespace, r.Namespace, equivalent, deleteNamespaceExpect))
-	}
-	err := r.act(evidence.ActionDeleteNamespace, r.Namespace, apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace}, equivalent, func() error {
-		return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
+	return r.perform(ctx, action{kind: evidence.ActionDeleteNamespace, target: r.Namespace, doing: "deleting namespace " + r.Namespace,
+		equivalent: fmt.Sprintf("kubectl delete namespace %s --wait=false", r.Namespace),
+		request:    apiRequest{Verb: "DELETE", Path: "/api/v1/namespaces/" + r.Namespace},
+		send: func(ctx context.Context) error {
+			return r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
+		},
+		audit: &deleteNamespaceExpect,
 	})
-	if err != nil {
-		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
-	}
-	return nil
 }
 
 type rawJSON string
@@ -226,37 +215,30 @@ func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 // cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
 // on every exit path, first thing on an interrupt.
 func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter time.Duration) error {
-	r.mu.Lock()
-	if r.stoppedKubelet == nil {
-		r.stoppedKubelet = map[string]cluster.Node{}
-	}
-	r.stoppedKubelet[node.String()] = node // before the stop: a half-done stop is restarted too
-	r.mu.Unlock()
-	// The kubelet that comes back kills and removes the containers it no
-	// longer wants within a second or two: on a loaded machine crictl's
-	// next look finds nothing, and the exit code is lost. containerd's exit
-	// events keep it. Until the switch restores the kubelet, and a minute
-	// for its kills.
-	if err := r.Unobserved(ctx, r.Rec.FollowTaskExits(node, restoreAfter+time.Minute)); err != nil {
-		return fmt.Errorf("following containerd's exits on %s before its kubelet stops: %w", node, err)
-	}
-	cmds := kubelet.StopCommands(r.ID, restoreAfter)
-	if a := r.actorNow(); a != nil {
-		// termlab arms the switch itself, as it does when it stops the kubelet.
-		arm := cmds[0]
-		if err := node.CommandContext(ctx, arm[0], arm[1:]...).Run(); err != nil {
-			return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
-		}
-		return unlessSkipped(r.byOtherOnNode(ctx, a, kubeletStopped, node, "docker exec "+node.String()+" systemctl stop kubelet"))
-	}
-	err := r.act(evidence.ActionStopKubelet, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
-		return kubelet.Stop(ctx, node, r.ID, restoreAfter)
+	return r.perform(ctx, action{kind: evidence.ActionStopKubelet, target: node.String(), doing: "stopping the kubelet on " + node.String(),
+		equivalent: dockerExec(node, [][]string{kubelet.StopCommand}),
+		request:    nodeRequest{node.String(), [][]string{kubelet.StopCommand}},
+		send:       func(ctx context.Context) error { return kubelet.Stop(ctx, node) },
+		said:       fmt.Sprintf("kubelet on %s stopped (containerd keeps running); the node restarts it by itself in %s if termlab cannot", node, restoreAfter),
+		unit:       &kubeletStopped, node: node,
+		before: func(ctx context.Context) error {
+			r.remember(&r.stoppedKubelet, node) // before the stop: a half-done stop is restarted too
+			// The kubelet that comes back kills and removes the containers it no
+			// longer wants within a second or two: on a loaded machine crictl's
+			// next look finds nothing, and the exit code is lost. containerd's exit
+			// events keep it. Until the switch restores the kubelet, and a minute
+			// for its kills.
+			if err := r.Unobserved(ctx, r.Rec.FollowTaskExits(node, restoreAfter+time.Minute)); err != nil {
+				return fmt.Errorf("following containerd's exits on %s: %w", node, err)
+			}
+			// termlab arms the switch itself, whoever stops the kubelet.
+			if err := kubelet.Arm(ctx, node, r.ID, restoreAfter); err != nil {
+				return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
+			}
+			r.Rec.Notef("armed the dead-man's switch on %s: %s", node, dockerExec(node, [][]string{kubelet.ArmCommand(r.ID, restoreAfter)}))
+			return nil
+		},
 	})
-	if err != nil {
-		return fmt.Errorf("stopping the kubelet on %s: %w", node, err)
-	}
-	r.Infof("kubelet on %s stopped (containerd keeps running); the node restarts it by itself in %s if termlab cannot", node, restoreAfter)
-	return nil
 }
 
 // The kubelet's changes, as a person or a script makes them.
@@ -266,32 +248,39 @@ var (
 )
 
 // StartKubelet starts the kubelet on the node again and disarms its switch.
+// Skipped (-by), the kubelet is still stopped, and cleanup starts it.
 func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
-	cmds := kubelet.StartCommands(r.ID)
-	if a := r.actorNow(); a != nil {
-		if err := r.byOtherOnNode(ctx, a, kubeletStarted, node, "docker exec "+node.String()+" systemctl start kubelet"); err != nil {
-			// Skipped, the kubelet is still stopped: cleanup starts it.
-			return unlessSkipped(err)
-		}
-		if err := kubelet.Start(ctx, node, r.ID); err != nil { // already running: this disarms the switch
-			return err
-		}
-		r.mu.Lock()
-		delete(r.stoppedKubelet, node.String())
-		r.mu.Unlock()
-		return nil
-	}
-	err := r.act(evidence.ActionStartKubelet, node.String(), nodeRequest{node.String(), cmds}, dockerExec(node, cmds), func() error {
-		return kubelet.Start(ctx, node, r.ID)
+	return r.perform(ctx, action{kind: evidence.ActionStartKubelet, target: node.String(), doing: "starting the kubelet on " + node.String(),
+		equivalent: dockerExec(node, [][]string{kubelet.StartCommand}),
+		request:    nodeRequest{node.String(), [][]string{kubelet.StartCommand}},
+		send:       func(ctx context.Context) error { return kubelet.Start(ctx, node) },
+		said:       fmt.Sprintf("kubelet on %s started", node),
+		unit:       &kubeletStarted, node: node,
+		after: func(ctx context.Context) error {
+			if err := kubelet.Disarm(ctx, node, r.ID); err != nil {
+				return fmt.Errorf("disarming the dead-man's switch on %s: %w", node, err)
+			}
+			r.forget(r.stoppedKubelet, node.String())
+			return nil
+		},
 	})
-	if err != nil {
-		return fmt.Errorf("starting the kubelet on %s: %w", node, err)
-	}
+}
+
+// remember notes a node in one of the run's lists of what to undo.
+func (r *Run) remember(list *map[string]cluster.Node, node cluster.Node) {
 	r.mu.Lock()
-	delete(r.stoppedKubelet, node.String())
+	defer r.mu.Unlock()
+	if *list == nil {
+		*list = map[string]cluster.Node{}
+	}
+	(*list)[node.String()] = node
+}
+
+// forget drops a node from one of those lists once the run undid its change.
+func (r *Run) forget(list map[string]cluster.Node, node string) {
+	r.mu.Lock()
+	delete(list, node)
 	r.mu.Unlock()
-	r.Infof("kubelet on %s started", node)
-	return nil
 }
 
 // nodeRequest is how commands on a node are recorded.
@@ -329,54 +318,49 @@ const TaintedByAnnotation = "termlab.dev/tainted-by-run"
 // node with the run id. From this call on, cleanup removes it on every exit
 // path, and a later run's repair removes it if this run is killed.
 func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) error {
-	r.mu.Lock()
-	if r.taintedNodes == nil {
-		r.taintedNodes = map[string]corev1.Taint{}
-	}
-	r.taintedNodes[node] = taint
-	r.mu.Unlock()
 	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
-	if a := r.actorNow(); a != nil {
-		if err := r.byOther(ctx, a, evidence.ActionTaintNode, node, equivalent, taintExpect(taint.Key, string(taint.Effect), true)); err != nil {
-			return unlessSkipped(err)
-		}
-		// The run's mark, so that a later run's repair finds the taint if this one is killed.
-		return markTainted(ctx, r.Env.Client, node, r.ID)
-	}
-	err := r.act(evidence.ActionTaintNode, node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}}, equivalent, func() error {
-		return setTaint(ctx, r.Env.Client, node, taint, r.ID, true)
+	seen := taintExpect(taint.Key, string(taint.Effect), true)
+	return r.perform(ctx, action{kind: evidence.ActionTaintNode, target: node, equivalent: equivalent, doing: fmt.Sprintf("tainting node %s with %s", node, taint.Key),
+		request: apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}},
+		send:    func(ctx context.Context) error { return setTaint(ctx, r.Env.Client, node, taint, r.ID, true) },
+		audit:   &seen,
+		before: func(context.Context) error {
+			r.mu.Lock()
+			if r.taintedNodes == nil {
+				r.taintedNodes = map[string]corev1.Taint{}
+			}
+			r.taintedNodes[node] = taint
+			r.mu.Unlock()
+			return nil
+		},
+		// The run's mark, so that a later run's repair finds the taint if
+		// this one is killed: termlab's send sets it with the taint (this
+		// changes nothing then); a script's or a person's taint has none.
+		after: func(ctx context.Context) error { return markTainted(ctx, r.Env.Client, node, r.ID) },
 	})
-	if err != nil {
-		return fmt.Errorf("tainting node %s with %s: %w", node, taint.Key, err)
-	}
-	r.Infof("sent %s", equivalent)
-	return nil
 }
 
-// UntaintNode removes the taint TaintNode added.
+// UntaintNode removes the taint TaintNode added, and the run's mark.
+// Skipped (-by), the taint is still there, and cleanup removes it.
 func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) error {
-	equivalent := fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect)
-	if a := r.actorNow(); a != nil {
-		if err := r.byOther(ctx, a, evidence.ActionUntaintNode, node, equivalent, taintExpect(taint.Key, string(taint.Effect), false)); err != nil {
-			// Skipped, the taint is still there: cleanup removes it.
-			return unlessSkipped(err)
-		}
-		r.mu.Lock()
-		delete(r.taintedNodes, node)
-		r.mu.Unlock()
-		return nil
-	}
-	err := r.act(evidence.ActionUntaintNode, node, apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}}, equivalent, func() error {
-		return setTaint(ctx, r.Env.Client, node, taint, r.ID, false)
+	seen := taintExpect(taint.Key, string(taint.Effect), false)
+	return r.perform(ctx, action{kind: evidence.ActionUntaintNode, target: node, doing: fmt.Sprintf("removing taint %s from node %s", taint.Key, node),
+		equivalent: fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect),
+		request:    apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}},
+		send:       func(ctx context.Context) error { return setTaint(ctx, r.Env.Client, node, taint, r.ID, false) },
+		audit:      &seen,
+		after: func(ctx context.Context) error {
+			// termlab's send removed the mark with the taint; a script's did
+			// not, and a mark left behind reads as a killed run's taint.
+			if err := markTainted(ctx, r.Env.Client, node, ""); err != nil {
+				return err
+			}
+			r.mu.Lock()
+			delete(r.taintedNodes, node)
+			r.mu.Unlock()
+			return nil
+		},
 	})
-	if err != nil {
-		return fmt.Errorf("removing taint %s from node %s: %w", taint.Key, node, err)
-	}
-	r.mu.Lock()
-	delete(r.taintedNodes, node)
-	r.mu.Unlock()
-	r.Infof("sent %s", equivalent)
-	return nil
 }
 
 // setTaint adds or removes the taint (by key and effect) and the run's mark,
@@ -431,7 +415,7 @@ func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout t
 func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
-	r.setActor(nil) // termlab restores what the run changed itself
+	r.setActor(byTermlab) // termlab restores what the run changed itself
 	stopped := r.nodesOf(r.stoppedKubelet)
 	var errs []error
 	for _, n := range stopped {
@@ -497,7 +481,7 @@ func (r *Run) cleanup(ctx context.Context) error {
 		} else {
 			for _, p := range list.Items {
 				if len(p.Finalizers) > 0 {
-					if err := r.removeFinalizers(ctx, "cleanup-remove-finalizers", p.Name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+					if err := r.removeFinalizers(ctx, evidence.ActionCleanupRemoveFinalizers, p.Name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 						errs = append(errs, err)
 					}
 				}
