@@ -282,6 +282,9 @@ func (r *Recorder) WaitAudit(ctx context.Context, what string, interval time.Dur
 			defer cancel()
 		}
 		if _, err := r.ReadAudit(rctx); err != nil && !ended {
+			if ctx.Err() != nil {
+				continue // the bound ran out during the read: the last read, then the bound's cause
+			}
 			return evidence.AuditEvent{}, err
 		}
 		r.mu.Lock()

@@ -2,13 +2,17 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	kindexec "sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // hostNode runs a node's commands on this machine: the audit reader's file
@@ -94,5 +98,37 @@ func TestAuditLogRotation(t *testing.T) {
 	}
 	if len(r.rec.Notes) != 1 || !strings.Contains(r.rec.Notes[0].Text, "rotated twice") {
 		t.Errorf("the loss is not noted: %+v", r.rec.Notes)
+	}
+}
+
+// slowNode is hostNode with every command started half a second late, as
+// on a loaded machine.
+type slowNode struct{}
+
+func (slowNode) CommandContext(ctx context.Context, name string, args ...string) kindexec.Cmd {
+	return kindexec.CommandContext(ctx, "sh", append([]string{"-c", `sleep 0.5; exec "$@"`, "--", name}, args...)...)
+}
+func (slowNode) String() string { return "a loaded machine" }
+
+// A wait whose bound runs out while it reads the log ends with the bound's
+// cause (what was not seen, and its bound), not the killed read's error.
+func TestWaitAuditBoundEndingMidReadNamesTheBound(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	appendTo(t, log, auditLine("before-the-run"))
+	r := &Recorder{cfg: Config{Dir: dir, Namespace: "ns"}, changed: make(chan struct{}), step: -1}
+	if err := r.followLog(context.Background(), hostNode{}, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer r.StopAudit(context.Background())
+	r.audit.mu.Lock()
+	r.audit.node = slowNode{}
+	r.audit.mu.Unlock()
+	bound := errors.New("the script's untaint-node: not within 15s of the script's return")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 200*time.Millisecond, bound)
+	defer cancel()
+	_, err := r.WaitAudit(ctx, "PATCH nodes/n", 50*time.Millisecond, func(evidence.AuditEvent) bool { return false })
+	if !errors.Is(err, bound) {
+		t.Fatalf("WaitAudit = %v, want the bound's cause", err)
 	}
 }

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,12 +12,19 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/labs"
+	"github.com/termlab/termlab/labs/orphan"
+	"github.com/termlab/termlab/labs/stuck"
 )
 
 // TestResultsDiskFull runs lab:force with its results on a full filesystem
@@ -64,5 +72,111 @@ func TestResultsDiskFull(t *testing.T) {
 		if ns.DeletionTimestamp == nil {
 			t.Errorf("namespace %s of the run is still there and not being deleted", ns.Name)
 		}
+	}
+}
+
+// TestScriptSkipsAnUndo runs a lab -by=script with a script that does
+// nothing for one step that undoes a fault: lab:orphan's "start-kubelet",
+// and lab:stuck's "untaint-node" (which comes before its start-kubelet, so
+// the kubelet is left stopped too). Expected, written down first: the run
+// fails, naming the step that was not seen; cleanup starts the kubelet and
+// removes the taint and the run's mark on the node before lab.Execute
+// returns (termlab's own actions in the cleanup step), not the dead-man's
+// switch minutes later; the switch is disarmed; the node is Ready.
+func TestScriptSkipsAnUndo(t *testing.T) {
+	own := connect(t)
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		lab  string
+		skip evidence.ActionKind
+		// restoreAfter is the lab's switch bound: cleanup must beat it.
+		restoreAfter time.Duration
+	}{
+		{"orphan", evidence.ActionStartKubelet, orphan.KubeletRestoreAfter},
+		{"stuck", evidence.ActionUntaintNode, stuck.KubeletRestoreAfter},
+	} {
+		t.Run(tc.lab+"/skip-"+string(tc.skip), func(t *testing.T) {
+			def, ok := labs.ByName(tc.lab)
+			if !ok {
+				t.Fatalf("no lab %s", tc.lab)
+			}
+			// A repository whose scripts/<lab>.sh skips the one step and
+			// hands every other to the real script.
+			fake := t.TempDir()
+			script := lab.ScriptPath(fake, tc.lab)
+			body := fmt.Sprintf("#!/usr/bin/env bash\nif [ \"$1\" = %s ]; then echo \"skipping $1 $2\"; exit 0; fi\nexec bash %s \"$@\"\n", tc.skip, lab.ScriptPath(root, tc.lab))
+			if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+			defer cancel()
+			begin := time.Now()
+			s, err := lab.Execute(ctx, own, def, lab.Options{By: lab.ByScript, RepoRoot: fake, ResultsDir: t.TempDir()})
+			took := time.Since(begin)
+			t.Logf("%s with %s skipped ended after %s: %v", def.Title(), tc.skip, took.Round(time.Second), err)
+			if err == nil || !strings.Contains(err.Error(), string(tc.skip)) || !strings.Contains(err.Error(), "not seen") {
+				t.Errorf("want the run to fail naming %s as not seen, got %v", tc.skip, err)
+			}
+			if s == nil || s.Passed() {
+				t.Fatalf("the run's summary %v: want a failed run", s)
+			}
+			if took >= tc.restoreAfter {
+				t.Errorf("the run took %s, not shorter than the switch's %s: the switch, not cleanup, may have restored the kubelet", took, tc.restoreAfter)
+			}
+			rec, err := evidence.Load(s.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worker := rec.TargetOf(evidence.ActionStopKubelet)
+			node := own.Worker(worker)
+			if node == nil {
+				t.Fatalf("the run stopped the kubelet on %q, not a worker of the cluster", worker)
+			}
+			undone := map[evidence.ActionKind]bool{}
+			for _, a := range rec.Actions {
+				if a.Step == "cleanup" {
+					undone[a.Kind] = true
+				}
+			}
+			want := []evidence.ActionKind{evidence.ActionStartKubelet}
+			if tc.skip == evidence.ActionUntaintNode {
+				want = append(want, evidence.ActionUntaintNode)
+			}
+			for _, k := range want {
+				if !undone[k] {
+					t.Errorf("cleanup did not %s (its actions: %v)", k, undone)
+				}
+			}
+			if state, err := kubelet.State(ctx, node); err != nil || state != "active" {
+				t.Errorf("the kubelet on %s is %q (%v) after the run, want active", worker, state, err)
+			}
+			var timers strings.Builder
+			list := node.CommandContext(ctx, "systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=timer", kubelet.Unit(s.RunID)+"*")
+			list.SetStdout(&timers)
+			if err := list.Run(); err != nil || strings.TrimSpace(timers.String()) != "" {
+				t.Errorf("the run's dead-man's switch on %s is still loaded: %q (%v)", worker, timers.String(), err)
+			}
+			n, err := own.Client.CoreV1().Nodes().Get(ctx, worker, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, taint := range n.Spec.Taints {
+				if taint.Key == corev1.TaintNodeOutOfService {
+					t.Errorf("node %s still has the taint %s after the run", worker, taint.Key)
+				}
+			}
+			if mark, ok := n.Annotations[lab.TaintedByAnnotation]; ok {
+				t.Errorf("node %s still carries the run's mark %s=%s", worker, lab.TaintedByAnnotation, mark)
+			}
+			if !cluster.NodeReady(n) {
+				t.Errorf("node %s is not Ready after the run", worker)
+			}
+		})
 	}
 }
