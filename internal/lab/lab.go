@@ -380,6 +380,10 @@ func (x *execution) finish(ctx context.Context) {
 	r := x.r
 	x.fail("cleaning up", r.cleanup(cctx))
 	x.fail("reading the API server's audit log", r.Rec.StopAudit(cctx))
+	for _, l := range x.lock.Lapses() {
+		r.Rec.Notef("the cluster's run lock lapsed from %s to %s (its renewals failed: %s) and was taken back: the Lease still named this run, so no other termlab ran in between",
+			l.From.UTC().Format(time.RFC3339Nano), l.To.UTC().Format(time.RFC3339Nano), l.Why)
+	}
 	x.fail("stopping the recorder", r.Rec.Stop())
 	x.fail("holding the cluster's run lock", x.lock.Lost())
 	if ctx.Err() == nil {

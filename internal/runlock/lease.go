@@ -76,6 +76,21 @@ type Lock struct {
 	stopped  chan struct{}
 	lostAt   atomic.Pointer[time.Time]
 	client   kubernetes.Interface
+
+	mu sync.Mutex
+	// lapsedSince is when renewals last failed for renewDeadline, while the
+	// lock is not yet taken back (zero: held).
+	lapsedSince time.Time
+	lapses      []Lapse
+}
+
+// Lapse is a time the lock's renewals failed (the API server did not
+// answer) and the lock was then taken back: the Lease still named this
+// holder when the server answered again, so no other termlab held it.
+type Lapse struct {
+	From, To time.Time
+	// Why is the last failed renewal's error.
+	Why string
 }
 
 var (
@@ -145,12 +160,7 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 	}
 	elector, err := newElector(client, LeaseNamespace, LeaseName, identity, leaderelection.LeaderCallbacks{
 		OnStartedLeading: func(context.Context) { started.Store(true); close(leading) },
-		OnStoppedLeading: func() {
-			if runCtx.Err() == nil && started.Load() {
-				now := time.Now()
-				l.lostAt.Store(&now)
-			}
-		},
+		OnStoppedLeading: func() {},
 		OnNewLeader: func(id string) {
 			// Called once the elector first reads the Lease, then on every change.
 			if id != "" && id != identity && !started.Load() && swapAnnounced(id) {
@@ -165,6 +175,22 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 	go func() {
 		defer close(l.stopped)
 		elector.Run(runCtx)
+		// Run returns when runCtx ends (Release) or when renewals failed for
+		// renewDeadline: the lock lapsed, and is taken back if nobody took it.
+		for runCtx.Err() == nil && started.Load() {
+			if !l.takeBack(runCtx) {
+				return
+			}
+			again, err := newElector(client, LeaseNamespace, LeaseName, identity, leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {},
+			})
+			if err != nil {
+				now := time.Now()
+				l.lostAt.Store(&now)
+				return
+			}
+			again.Run(runCtx)
+		}
 	}()
 
 	waitCtx, stopWaiting := context.WithTimeout(ctx, Wait)
@@ -228,14 +254,86 @@ func (l *Lock) Release() {
 	l.deleteIfFree()
 }
 
-// Lost is nil while the lock was held throughout; otherwise it says when it
-// slipped away.
+// Lost is nil while the lock was held throughout, or taken back after each
+// lapse (Lapses); otherwise it says when it slipped away.
 func (l *Lock) Lost() error {
 	if at := l.lostAt.Load(); at != nil {
-		return fmt.Errorf("the cluster's run lock (Lease %s/%s) was lost at %s: its renewals failed for %s, so another termlab may have run (and repaired this run's objects) since",
+		return fmt.Errorf("the cluster's run lock (Lease %s/%s) was lost at %s: its renewals failed for %s, and then the Lease no longer named this run, so another termlab may have run (and repaired this run's objects) since",
 			LeaseNamespace, LeaseName, at.UTC().Format(time.RFC3339), renewDeadline)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.lapsedSince.IsZero() {
+		return fmt.Errorf("the cluster's run lock (Lease %s/%s) lapsed at %s (its renewals failed for %s) and was not taken back: the API server has not answered since",
+			LeaseNamespace, LeaseName, l.lapsedSince.UTC().Format(time.RFC3339), renewDeadline)
+	}
 	return nil
+}
+
+// Lapses are the times the lock lapsed and was taken back.
+func (l *Lock) Lapses() []Lapse {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Lapse(nil), l.lapses...)
+}
+
+// takeBack is what happens after renewals failed for renewDeadline: the
+// Lease is read every retryPeriod until the API server answers. If it still
+// names this holder, nobody took the lock in between (a taker writes its
+// own name; a release clears or deletes it), and renewing it under its
+// resourceVersion takes it back; otherwise the lock is lost.
+func (l *Lock) takeBack(ctx context.Context) bool {
+	l.mu.Lock()
+	l.lapsedSince = time.Now()
+	l.mu.Unlock()
+	why := "renewals failed"
+	leases := l.client.CoordinationV1().Leases(LeaseNamespace)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		lease, err := leases.Get(rctx, LeaseName, metav1.GetOptions{})
+		if err == nil && (lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != l.identity) {
+			cancel()
+			l.lose()
+			return false
+		}
+		if err == nil {
+			now := metav1.NewMicroTime(time.Now())
+			lease.Spec.RenewTime = &now
+			_, err = leases.Update(rctx, lease, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				cancel()
+				l.lose() // written by another since it was read
+				return false
+			}
+		}
+		cancel()
+		if apierrors.IsNotFound(err) {
+			l.lose() // released and deleted by a termlab that took it
+			return false
+		}
+		if err == nil {
+			l.mu.Lock()
+			l.lapses = append(l.lapses, Lapse{From: l.lapsedSince, To: time.Now(), Why: why})
+			l.lapsedSince = time.Time{}
+			l.mu.Unlock()
+			return true
+		}
+		why = err.Error()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(retryPeriod):
+		}
+	}
+}
+
+// lose marks the lock lost at the time it lapsed.
+func (l *Lock) lose() {
+	l.mu.Lock()
+	at := l.lapsedSince
+	l.lapsedSince = time.Time{}
+	l.mu.Unlock()
+	l.lostAt.Store(&at)
 }
 
 // deleteIfFree deletes the Lease when nobody holds it, guarded by its

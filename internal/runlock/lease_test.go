@@ -3,6 +3,7 @@ package runlock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,33 +117,78 @@ func TestLeaseTakesTurns(t *testing.T) {
 	}
 }
 
-// A lock whose renewals fail for the renew deadline is lost, and Lost says
-// so (a lab run then fails: another termlab may have repaired its objects).
-func TestLeaseLostWhenRenewalsFail(t *testing.T) {
+// A lock whose renewals fail for the renew deadline lapses: Lost says so
+// while the API server does not answer. When it answers again, a Lease that
+// still names the holder is taken back (the lapse kept for the record); one
+// another termlab wrote in between means the lock is lost (a lab run then
+// fails: that termlab may have repaired its objects).
+func TestLeaseLapsesThenTakenBackOrLost(t *testing.T) {
 	defer func(l, r, p time.Duration) { leaseDuration, renewDeadline, retryPeriod = l, r, p }(leaseDuration, renewDeadline, retryPeriod)
 	leaseDuration, renewDeadline, retryPeriod = 2*time.Second, 1500*time.Millisecond, 200*time.Millisecond
-	client := fake.NewClientset()
-	var down atomic.Bool // the reactor goes in first: the fake's reactor chain is not safe to change in use
-	client.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if down.Load() {
-			return true, nil, errors.New("the API server does not answer")
-		}
-		return false, nil, nil
-	})
-	l, err := take(context.Background(), progress.New(&syncbuf.Buffer{}), client, "machine-a", "lab:stuck run 3", false)
-	if err != nil {
-		t.Fatal(err)
+	for _, other := range []bool{false, true} {
+		t.Run(fmt.Sprintf("another holder meanwhile=%v", other), func(t *testing.T) {
+			client := fake.NewClientset()
+			var down atomic.Bool // the reactor goes in first: the fake's reactor chain is not safe to change in use
+			client.PrependReactor("*", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+				if down.Load() {
+					return true, nil, errors.New("the API server does not answer")
+				}
+				return false, nil, nil
+			})
+			l, err := take(context.Background(), progress.New(&syncbuf.Buffer{}), client, "machine-a", "lab:stuck run 3", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			if l.Lost() != nil {
+				t.Fatalf("lost at once: %v", l.Lost())
+			}
+			down.Store(true)
+			waitFor(t, "a lapse", func() bool { return l.Lost() != nil })
+			if err := l.Lost(); !strings.Contains(err.Error(), "lapsed at") {
+				t.Fatalf("while the API server does not answer: Lost() = %v", err)
+			}
+			if other {
+				// Written past the reactors, as another termlab's update would be.
+				gvr := coordinationv1.SchemeGroupVersion.WithResource("leases")
+				obj, err := client.Tracker().Get(gvr, LeaseNamespace, LeaseName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lease := obj.(*coordinationv1.Lease).DeepCopy()
+				someone := "lab:force run 4"
+				lease.Spec.HolderIdentity = &someone
+				if err := client.Tracker().Update(gvr, lease, LeaseNamespace); err != nil {
+					t.Fatal(err)
+				}
+			}
+			down.Store(false)
+			if other {
+				waitFor(t, "the loss", func() bool { err := l.Lost(); return err != nil && strings.Contains(err.Error(), "was lost at") })
+				return
+			}
+			waitFor(t, "the lock taken back", func() bool { return l.Lost() == nil })
+			if lapses := l.Lapses(); len(lapses) != 1 || !lapses[0].To.After(lapses[0].From) || !strings.Contains(lapses[0].Why, "does not answer") {
+				t.Errorf("lapses %+v, want the one, with its cause", lapses)
+			}
+			// Held again: renewed, and still this run's.
+			time.Sleep(2 * leaseDuration)
+			lease, err := client.CoordinationV1().Leases(LeaseNamespace).Get(context.Background(), LeaseName, metav1.GetOptions{})
+			if err != nil || Holder(lease, time.Now()) != "lab:stuck run 3" || l.Lost() != nil {
+				t.Errorf("after the lapse the Lease says %v (%v), Lost() %v", lease, err, l.Lost())
+			}
+		})
 	}
-	defer l.Release()
-	if l.Lost() != nil {
-		t.Fatalf("lost at once: %v", l.Lost())
-	}
-	down.Store(true)
+}
+
+// waitFor polls cond for at most ten renew deadlines.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(10 * renewDeadline)
-	for l.Lost() == nil && time.Now().Before(deadline) {
-		time.Sleep(retryPeriod)
-	}
-	if err := l.Lost(); err == nil || !strings.Contains(err.Error(), "was lost at") {
-		t.Fatalf("renewals failing for %s: Lost() = %v", 10*renewDeadline, err)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within %s", what, 10*renewDeadline)
+		}
+		time.Sleep(retryPeriod / 2)
 	}
 }
