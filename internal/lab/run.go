@@ -457,6 +457,11 @@ func (r *Run) cleanup(ctx context.Context) error {
 	if err := r.releaseMounts(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	// The rest is API requests: a restarting API server is waited for, not
+	// given up on, so the run's objects do not outlive it.
+	if err := r.waitAPIServer(ctx); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
 	r.mu.Lock()
 	tainted := make(map[string]corev1.Taint, len(r.taintedNodes))
 	for n, t := range r.taintedNodes {
@@ -492,6 +497,41 @@ func (r *Run) cleanup(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// apiServerEvery is how often cleanup asks an API server that did not
+// answer whether it is ready.
+const apiServerEvery = time.Second
+
+// waitAPIServer returns once the API server says it is ready (/readyz), or
+// with an error naming the last answer when ctx ends first.
+func (r *Run) waitAPIServer(ctx context.Context) error {
+	ready := func() error {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return r.Env.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(rctx).Error()
+	}
+	err := ready()
+	if err == nil {
+		return nil
+	}
+	begin := time.Now()
+	deadline, _ := ctx.Deadline()
+	r.Log.Warnf("cleanup: the API server is not ready (%v); waiting for it until %s", err, deadline.Format("15:04:05"))
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the API server to clean up: it was not ready for %s (last: %v)", time.Since(begin).Round(time.Second), err)
+		case <-time.After(apiServerEvery):
+		}
+		if err = ready(); err == nil {
+			r.Log.Infof("cleanup: the API server answers again after %s", time.Since(begin).Round(time.Second))
+			if r.Rec != nil {
+				r.Rec.Notef("cleanup waited %s for the API server to be ready", time.Since(begin).Round(time.Second))
+			}
+			return nil
+		}
+	}
 }
 
 // waitRestartedNodesReady leaves the nodes whose kubelet cleanup restarted

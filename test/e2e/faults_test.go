@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/claims"
@@ -179,4 +180,106 @@ func TestScriptSkipsAnUndo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAPIServerRestartMidRun kills the API server's container on the
+// control plane (its static pod: the kubelet starts it again) while
+// lab:orphan waits on its watches for the node to turn NotReady. Expected,
+// written down first: the run ends by itself; the outage is in the record
+// as watch gaps that open at the kill and close (watching again from a
+// resourceVersion, or a re-list that says changes may be lost); a claim
+// whose window a gap overlaps fails naming it ("watch was down from … to
+// …"), never passes on missing evidence; the run lock, its renewals failing
+// meanwhile, is taken back (noted) or the run fails naming its loss;
+// cleanup waits for the API server, so the namespace is deleted and the
+// Lease gone; the cluster is whole again (nodes Ready, controllers working).
+func TestAPIServerRestartMidRun(t *testing.T) {
+	own := connect(t)
+	def, ok := labs.ByName("orphan")
+	if !ok {
+		t.Fatal("no lab orphan")
+	}
+	var killedAt time.Time
+	var killErr error
+	hook := func(e lab.Event) {
+		if !killedAt.IsZero() || e.Kind != lab.StepStarted || !strings.Contains(e.Step, "turn NotReady") {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		killedAt, killErr = time.Now(), killAPIServer(ctx, own.ControlPlane)
+		t.Logf("killed the API server's container at %s: %v", killedAt.UTC().Format("15:04:05.000"), killErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	s, err := lab.Execute(ctx, own, def, lab.Options{Events: hook, ResultsDir: t.TempDir()})
+	t.Logf("%s with the API server restarted ended after %s: %v", def.Title(), time.Since(begin).Round(time.Second), err)
+	if killedAt.IsZero() || killErr != nil {
+		t.Fatalf("the API server was not killed: %v", killErr)
+	}
+	if s == nil {
+		t.Fatalf("no summary: %v", err)
+	}
+	rec, lerr := evidence.Load(s.Dir)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	// The outage is in the record.
+	gaps := rec.GapsOverlapping(evidence.WatchPods, killedAt, time.Now())
+	gaps = append(gaps, rec.GapsOverlapping(evidence.WatchNodes, killedAt, time.Now())...)
+	if len(gaps) == 0 {
+		t.Errorf("no pod or node watch gap after the kill at %s: %+v", killedAt.UTC().Format("15:04:05.000"), rec.Gaps)
+	}
+	for _, g := range gaps {
+		t.Logf("gap %s %s–%s: %s", g.Source, g.From.UTC().Format("15:04:05.000"), g.To.UTC().Format("15:04:05.000"), g.Why)
+		if g.To.IsZero() || g.To.Before(g.From) {
+			t.Errorf("gap %+v did not close before the run ended", g)
+		}
+	}
+	// No claim passes on evidence a gap took away: a claim whose window a
+	// gap overlaps passed only if it says why the gap does not matter, or
+	// failed naming it.
+	for _, c := range s.Claims {
+		t.Logf("claim %s: %s %s", c.ID, c.Verdict, c.Reason)
+		if c.Verdict == claims.Fail && !strings.Contains(c.Reason, "watch was down") && err == nil {
+			t.Errorf("claim %s failed for another reason than the outage: %s", c.ID, c.Reason)
+		}
+	}
+	for _, n := range rec.Notes {
+		if strings.Contains(n.Text, "run lock") || strings.Contains(n.Text, "API server") {
+			t.Logf("note: %s", n.Text)
+		}
+	}
+	if err != nil && !strings.Contains(err.Error(), "run lock") && !strings.Contains(err.Error(), "API server") && !strings.Contains(err.Error(), "watch") {
+		t.Errorf("the run's error names neither the API server nor the lock nor a watch: %v", err)
+	}
+	// Cleanup waited for the API server: nothing of the run is left.
+	checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
+	if _, err := own.Client.CoordinationV1().Leases("kube-system").Get(ctx, "termlab-run-lock", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the run lock's Lease is still there after the run: %v", err)
+	}
+	// The cluster is whole again for the tests after this one.
+	if err := cluster.WaitNodesReady(ctx, own.Client, 3*time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.WaitControllersWorking(ctx, own.Client, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killAPIServer stops the kube-apiserver container on the control plane at
+// once (crictl stop: SIGKILL with no grace), as a crash would.
+func killAPIServer(ctx context.Context, cp cluster.Node) error {
+	var id strings.Builder
+	ps := cp.CommandContext(ctx, "crictl", "ps", "--name", "kube-apiserver", "-q")
+	ps.SetStdout(&id)
+	if err := ps.Run(); err != nil {
+		return fmt.Errorf("finding the kube-apiserver container: %w", err)
+	}
+	ids := strings.Fields(id.String())
+	if len(ids) != 1 {
+		return fmt.Errorf("kube-apiserver containers on %s: %q, want one", cp, ids)
+	}
+	return cp.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
 }
