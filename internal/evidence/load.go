@@ -38,6 +38,9 @@ func Load(dir string) (*Record, error) {
 	if err := readLines(filepath.Join(dir, NamespacesFile), &rec.NamespaceEvents); err != nil {
 		return nil, err
 	}
+	if err := readLines(filepath.Join(dir, ControllersFile), &rec.ControllerEvents); err != nil {
+		return nil, err
+	}
 	if err := readLines(filepath.Join(dir, AuditFile), &rec.Audit); err != nil {
 		return nil, err
 	}

@@ -97,6 +97,9 @@ type Record struct {
 	// NamespaceEvents are the watch events on the namespaces labelled with
 	// the run's id (namespaces.jsonl), for a lab that asks for that watch.
 	NamespaceEvents []NamespaceEvent `json:"-"`
+	// ControllerEvents are the watch events on the pods of kwok's controller
+	// (controllers.jsonl), for a run with fake nodes.
+	ControllerEvents []ControllerEvent `json:"-"`
 	// Journal are a node unit's journal entries that concern the run (the
 	// kubelet's, naming the run's pods: lab:mount), and Mounts the looks at
 	// a node's mount table and at what holds a mount.

@@ -27,6 +27,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/recorder"
@@ -319,7 +320,7 @@ func (x *execution) setUp(ctx context.Context) error {
 		Client: recorderClient(env), Lab: def.Name, RunID: id, Namespace: r.Namespace,
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
 		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0, EndpointSlices: def.Uses.EndpointSlices,
-		NamespaceSelector: namespaceSelector(def, id),
+		NamespaceSelector: namespaceSelector(def, id), Controllers: controllersOf(def, env),
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -393,6 +394,31 @@ func (x *execution) finish(ctx context.Context) {
 	x.fail("checking the run folder for credentials", removeLeaks(r.Dir))
 }
 
+// controllersOf names the controllers the lab's evidence rests on beyond
+// the control plane: kwok's, when the lab runs pods on fake nodes.
+func controllersOf(def Definition, env *cluster.Env) *recorder.ControllerPods {
+	if !def.Uses.FakeNode || len(env.FakeNodes) == 0 {
+		return nil
+	}
+	return &recorder.ControllerPods{Namespace: kwok.Namespace, Selector: kwok.ControllerLabel}
+}
+
+// kwokServed fails a run with fake nodes whose kwok controller was not
+// serving at some time of it (controllers.jsonl): the fake nodes' pods were
+// not played meanwhile, so no claim on them can be trusted, whatever it says.
+func kwokServed(record *evidence.Record) error {
+	outages := record.ControllerOutages(record.StartedAt, record.EndedAt)
+	if len(outages) == 0 {
+		return nil
+	}
+	var what []string
+	for _, o := range outages {
+		what = append(what, o.String())
+	}
+	return fmt.Errorf("kwok's controller (%s in %s) was not serving the fake nodes %s; their pods were not played meanwhile, so this run cannot pass (%s)",
+		kwok.ControllerLabel, kwok.Namespace, strings.Join(what, "; "), evidence.ControllersFile)
+}
+
 // decide settles the verdict before anything is written: the claims, every
 // run error, and no credential in the reports. summary.json then says what
 // Execute returns.
@@ -403,6 +429,9 @@ func (x *execution) decide() (*report.Summary, error) {
 		record.Clocks = append(record.Clocks, o)
 	}
 	decided := def.Claims(record)
+	if controllersOf(def, r.Env) != nil {
+		x.fail("kwok's controller", kwokServed(record))
+	}
 	s := report.Summary{
 		Lab: def.Name, RunID: r.ID, Verdict: claims.Overall(decided),
 		StartedAt: x.started, FinishedAt: time.Now().UTC(), Versions: record.Versions,

@@ -47,6 +47,15 @@ type Config struct {
 	// object named with RunID (evidence.AuditFilter.RunID): a lab about
 	// deleting namespaces of its own (lab:namespace).
 	NamespaceSelector string
+	// Controllers, if set, also watches the pods it names
+	// (controllers.jsonl): a controller the run's evidence rests on beyond
+	// the control plane (kwok's, for a lab with fake nodes).
+	Controllers *ControllerPods
+}
+
+// ControllerPods are a controller's pods: a namespace and a label selector.
+type ControllerPods struct {
+	Namespace, Selector string
 }
 
 // Recorder records a run. Create it with Start, before the lab creates any
@@ -103,6 +112,9 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 	if cfg.NamespaceSelector != "" {
 		files = append(append([]string(nil), files...), evidence.NamespacesFile)
 	}
+	if cfg.Controllers != nil {
+		files = append(append([]string(nil), files...), evidence.ControllersFile)
+	}
 	for _, name := range files {
 		f, err := os.Create(filepath.Join(cfg.Dir, name))
 		if err != nil {
@@ -153,6 +165,10 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 	if ev.Type == watch.Bookmark || ev.Type == watch.Error {
 		return
 	}
+	if p, ok := ev.Object.(*corev1.Pod); ok && what == evidence.WatchControllers {
+		r.addController(string(ev.Type), p, at)
+		return
+	}
 	switch o := ev.Object.(type) {
 	case *corev1.Pod:
 		r.addPod(string(ev.Type), o, at)
@@ -165,6 +181,26 @@ func (r *Recorder) handleAt(what string, ev watch.Event, at time.Time) {
 	case *corev1.Namespace:
 		r.addNamespace(string(ev.Type), o, at)
 	}
+}
+
+// addController records one watch event on a controller's pod: whether it
+// is Ready, how often its containers restarted, and the last exit.
+func (r *Recorder) addController(typ string, p *corev1.Pod, at time.Time) {
+	e := evidence.ControllerEvent{ObservedAt: at, Type: typ, Pod: p.Name, UID: string(p.UID), ResourceVersion: p.ResourceVersion, Node: p.Spec.NodeName}
+	for _, c := range p.Status.Conditions {
+		e.Ready = e.Ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		e.Restarts += c.RestartCount
+		if t := c.LastTerminationState.Terminated; t != nil {
+			e.LastExit = fmt.Sprintf("container %s exited %d (%s) at %s", c.Name, t.ExitCode, t.Reason, t.FinishedAt.UTC().Format(time.RFC3339))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.ControllerEvents = append(r.rec.ControllerEvents, e)
+	r.appendLine(evidence.ControllersFile, e)
+	r.broadcast()
 }
 
 // addNamespace records one watch event on a namespace of the run.

@@ -101,6 +101,23 @@ func (r *Recorder) sources() []watchSource {
 			},
 		})
 	}
+	if c := r.cfg.Controllers; c != nil {
+		pods := r.cfg.Client.CoreV1().Pods(c.Namespace)
+		sources = append(sources, watchSource{
+			name: evidence.WatchControllers, what: "pods " + c.Selector + " in " + c.Namespace,
+			list: func(ctx context.Context) ([]runtime.Object, string, error) {
+				l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: c.Selector})
+				if err != nil {
+					return nil, "", err
+				}
+				return objects(l.Items), l.ResourceVersion, nil
+			},
+			watch: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = c.Selector
+				return pods.Watch(ctx, o)
+			},
+		})
+	}
 	if sel := r.cfg.NamespaceSelector; sel != "" {
 		nss := r.cfg.Client.CoreV1().Namespaces()
 		sources = append(sources, watchSource{

@@ -15,11 +15,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
@@ -282,4 +284,103 @@ func killAPIServer(ctx context.Context, cp cluster.Node) error {
 		return fmt.Errorf("kube-apiserver containers on %s: %q, want one", cp, ids)
 	}
 	return cp.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
+}
+
+// TestKwokControllerKilledMidRun kills kwok's controller container (the
+// kubelet starts it again) as lab:kwok deletes its pods. Expected, written
+// down first: the run fails, naming kwok's controller and when it was not
+// serving (from controllers.jsonl), whatever its claims say: never a pass;
+// cleanup leaves nothing; kwok serves again afterwards.
+func TestKwokControllerKilledMidRun(t *testing.T) {
+	own := connect(t)
+	def, ok := labs.ByName("kwok")
+	if !ok {
+		t.Fatal("no lab kwok")
+	}
+	var killed string
+	var killErr error
+	hook := func(e lab.Event) {
+		if killed != "" || killErr != nil || e.Kind != lab.StepStarted || !strings.HasPrefix(e.Step, "ordinary delete") {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		killed, killErr = killKwokController(ctx, own)
+		t.Logf("killed kwok's controller: %s %v", killed, killErr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	s, err := lab.Execute(ctx, own, def, lab.Options{Events: hook, ResultsDir: t.TempDir()})
+	t.Logf("%s with kwok's controller killed: %v", def.Title(), err)
+	if killed == "" {
+		t.Fatalf("kwok's controller was not killed: %v", killErr)
+	}
+	if s == nil || s.Passed() || err == nil || !strings.Contains(err.Error(), "kwok's controller") || !strings.Contains(err.Error(), "was not serving") {
+		t.Errorf("want a failed run naming kwok's controller; got %v (summary %v)", err, s)
+	}
+	if s != nil {
+		rec, lerr := evidence.Load(s.Dir)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		for _, c := range s.Claims {
+			t.Logf("claim %s: %s %s", c.ID, c.Verdict, c.Reason) // what the claims said, outage or not
+		}
+		if len(rec.ControllerEvents) < 2 {
+			t.Errorf("%s holds %d events, want the controller's pod before and after the kill", evidence.ControllersFile, len(rec.ControllerEvents))
+		}
+		checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
+	}
+	// kwok serves again for the tests after this one.
+	err = wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := own.Client.CoreV1().Pods(kwok.Namespace).List(ctx, metav1.ListOptions{LabelSelector: kwok.ControllerLabel})
+		if err != nil || len(l.Items) != 1 {
+			return false, nil
+		}
+		for _, c := range l.Items[0].Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("kwok's controller not Ready again: %v", err)
+	}
+	if err := cluster.WaitNodesReady(ctx, own.Client, 3*time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// killKwokController stops the container of kwok's controller pod on its
+// node at once (crictl stop, no grace), as a crash would; it returns the pod.
+func killKwokController(ctx context.Context, env *cluster.Env) (string, error) {
+	l, err := env.Client.CoreV1().Pods(kwok.Namespace).List(ctx, metav1.ListOptions{LabelSelector: kwok.ControllerLabel})
+	if err != nil {
+		return "", err
+	}
+	if len(l.Items) != 1 {
+		return "", fmt.Errorf("%d pods %s, want one", len(l.Items), kwok.ControllerLabel)
+	}
+	pod := l.Items[0]
+	var node cluster.Node
+	for _, n := range append([]cluster.Node{env.ControlPlane}, env.Workers...) {
+		if n.String() == pod.Spec.NodeName {
+			node = n
+		}
+	}
+	if node == nil {
+		return "", fmt.Errorf("pod %s runs on %q, not a node termlab reaches", pod.Name, pod.Spec.NodeName)
+	}
+	var id strings.Builder
+	ps := node.CommandContext(ctx, "crictl", "ps", "--label", "io.kubernetes.pod.name="+pod.Name, "-q")
+	ps.SetStdout(&id)
+	if err := ps.Run(); err != nil {
+		return "", fmt.Errorf("finding the container of %s: %w", pod.Name, err)
+	}
+	ids := strings.Fields(id.String())
+	if len(ids) != 1 {
+		return "", fmt.Errorf("containers of %s on %s: %q, want one", pod.Name, node, ids)
+	}
+	return pod.Name, node.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
 }
