@@ -35,21 +35,21 @@ var labChecks = map[string]func(t *testing.T, s *report.Summary){
 // TestLabs runs every registered lab on the real cluster and checks
 // verdicts, evidence and cleanup: first with termlab doing the actions, then
 // with scripts/<lab>.sh doing them (-by=script), judged by the same claims
-// with every action read from the API server's audit log or the node. The
-// script runs of labs that fault no node are TestLabsThroughKubeconfig's
-// (scriptedThroughKubeconfig): one run there checks both, as CI's time is
-// short. In the first run of a lab with a stuck moment, diagnose runs at
-// that moment (stuckMoments), for the same reason.
+// with every action read from the API server's audit log or the node. Some
+// of these runs are made by other tests, which check them the same way
+// (checkRun): one run serves both, as CI's time is short (ranElsewhere).
+// In the first run of a lab with a stuck moment, diagnose runs at that
+// moment (stuckMoments), for the same reason.
 func TestLabs(t *testing.T) {
 	env := connect(t)
 	moments := stuckMoments(t, env)
 	for round, by := range []string{lab.ByTermlab, lab.ByScript} {
 		for _, def := range labs.All {
+			if ranElsewhere(def, by) != "" {
+				continue
+			}
 			name := fmt.Sprintf("%s/run%d", def.Name, round+1)
 			if by == lab.ByScript {
-				if scriptedThroughKubeconfig(def) {
-					continue
-				}
 				name = def.Name + "/by-script"
 			}
 			t.Run(name, func(t *testing.T) {
@@ -83,10 +83,19 @@ func TestLabs(t *testing.T) {
 	}
 }
 
-// scriptedThroughKubeconfig says whether the lab's -by=script run is made
-// through a kubeconfig with node access (TestLabsThroughKubeconfig) rather
-// than in TestLabs: every lab that faults no node, as those run there.
-func scriptedThroughKubeconfig(def lab.Definition) bool { return !def.Uses.FaultsANode() }
+// ranElsewhere names the test that makes the lab's run by the actor
+// instead of TestLabs ("": TestLabs makes it): the -by=script runs of the
+// labs that fault no node are made through a kubeconfig with node access,
+// and lab:orphan's own run on the cluster its interruptions left.
+func ranElsewhere(def lab.Definition, by string) string {
+	switch {
+	case by == lab.ByScript && !def.Uses.FaultsANode():
+		return "TestLabsThroughKubeconfig"
+	case by == lab.ByTermlab && def.Name == "orphan":
+		return "TestOrphanInterruptedThroughMage"
+	}
+	return ""
+}
 
 // checkRun checks a finished run's folder, audit log and cleanup, and the
 // lab's own checks where it has them.
