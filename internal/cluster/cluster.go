@@ -25,6 +25,7 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/dockerimage"
+	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -84,6 +85,9 @@ type Health struct {
 	Healthy bool
 	Problem string // why it is not healthy
 	Image   string // node image the control plane runs
+	// Stopped are node containers that exited (a dockerd restart, a
+	// reboot) in a cluster otherwise as wanted: Up starts them again.
+	Stopped []nodes.Node
 }
 
 // Check inspects an existing cluster: all node containers running, the API
@@ -119,8 +123,12 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		return h
 	}
 	for _, c := range cs {
-		if c.state != "running" {
-			h.Problem = fmt.Sprintf("node container %s is %s (after a reboot or dockerd restart?)", c.node, c.state)
+		switch c.state {
+		case "running":
+		case "exited", "created":
+			h.Stopped = append(h.Stopped, c.node)
+		default:
+			h.Problem = fmt.Sprintf("node container %s is %s", c.node, c.state)
 			return h
 		}
 		h.Image = c.image
@@ -131,6 +139,10 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 	}
 	if why := configChanged(ctx, cs, o.ConfigPath); why != "" {
 		h.Problem = why
+		return h
+	}
+	if len(h.Stopped) > 0 {
+		h.Problem = fmt.Sprintf("node containers %s stopped (after a dockerd restart or a reboot?)", nodeNames(h.Stopped))
 		return h
 	}
 	// Always from kind: a kubeconfig left from an earlier cluster of the same
@@ -154,6 +166,55 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 	return h
 }
 
+// startStopped starts the cluster's stopped node containers again (kind's
+// entrypoint takes care of a changed IP address), waits until systemd in
+// each has the kubelet running (until then a node's Ready condition is the
+// one it had when it stopped), and checks the cluster anew, allowing the
+// nodes the time a cluster's creation has to be Ready.
+func startStopped(ctx context.Context, log *progress.Logger, o Options, stopped []nodes.Node) Health {
+	names := nodeNames(stopped)
+	done := log.Step(fmt.Sprintf("starting the stopped node containers %s (a dockerd restart or a reboot stopped them); the cluster is kept", names))
+	args := []string{"start"}
+	for _, n := range stopped {
+		args = append(args, n.String())
+	}
+	err := kindexec.CommandContext(ctx, "docker", args...).Run()
+	if err == nil {
+		err = wait.PollUntilContextTimeout(ctx, time.Second, o.ReadyTimeout, true, func(ctx context.Context) (bool, error) {
+			for _, n := range stopped {
+				if s, err := kubelet.State(ctx, n); err != nil || s != "active" {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			err = fmt.Errorf("the kubelet on %s was not active within %s of the start: %w", names, o.ReadyTimeout, err)
+		}
+	}
+	done(err)
+	if err != nil {
+		return Health{Exists: true, Problem: fmt.Sprintf("starting the stopped node containers: %v", err)}
+	}
+	o.ReuseTimeout = o.ReadyTimeout
+	done = log.Step("waiting for the API server and every node to be Ready again")
+	h := Check(ctx, log, o)
+	if !h.Healthy {
+		done(errors.New(h.Problem))
+	} else {
+		done(nil)
+	}
+	return h
+}
+
+func nodeNames(ns []nodes.Node) string {
+	var names []string
+	for _, n := range ns {
+		names = append(names, n.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 // madeFrom reports whether image is base with images preloaded.
 func madeFrom(ctx context.Context, image, base string) bool {
 	labels, ok := dockerimage.Labels(ctx, image)
@@ -165,6 +226,9 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	o.defaults()
 	p := provider(log)
 	h := Check(ctx, log, o)
+	if h.Exists && len(h.Stopped) > 0 && !o.Recreate {
+		h = startStopped(ctx, log, o, h.Stopped)
+	}
 	// A new cluster's last steps (the WhileCreating hook, its config hash)
 	// run while the nodes' readiness is waited for below.
 	finishCreate := func() error { return nil }

@@ -249,8 +249,9 @@ func Connect(ctx context.Context, log *progress.Logger) (*cluster.Env, error) {
 // restoreKubelets starts kubelets that an earlier run left stopped on the
 // existing cluster's nodes and disarms its leftover switches
 // (internal/kubelet.Restore), and ends a process a killed lab:mount left
-// holding a volume (internal/mounthold.Restore). What it cannot reach (stopped node containers
-// after a reboot) is left to the health check, which recreates only then.
+// holding a volume (internal/mounthold.Restore). What it cannot reach (node
+// containers a dockerd restart or a reboot stopped) is left to cluster.Up,
+// which starts them again: a fresh boot has none of a run's leftovers.
 func restoreKubelets(ctx context.Context, log *progress.Logger, name string) {
 	ns, err := cluster.ExistingNodes(log, name)
 	if err != nil || len(ns) == 0 {
