@@ -271,19 +271,26 @@ func TestAPIServerRestartMidRun(t *testing.T) {
 }
 
 // killAPIServer stops the kube-apiserver container on the control plane at
-// once (crictl stop: SIGKILL with no grace), as a crash would.
+// once, as a crash would.
 func killAPIServer(ctx context.Context, cp cluster.Node) error {
+	return killContainer(ctx, cp, "--name", "kube-apiserver")
+}
+
+// killContainer stops the one container crictl's filter finds on the node
+// at once (crictl stop --timeout 0: SIGKILL, no grace); the kubelet starts
+// it again.
+func killContainer(ctx context.Context, node cluster.Node, filter ...string) error {
 	var id strings.Builder
-	ps := cp.CommandContext(ctx, "crictl", "ps", "--name", "kube-apiserver", "-q")
+	ps := node.CommandContext(ctx, "crictl", append(append([]string{"ps"}, filter...), "-q")...)
 	ps.SetStdout(&id)
 	if err := ps.Run(); err != nil {
-		return fmt.Errorf("finding the kube-apiserver container: %w", err)
+		return fmt.Errorf("finding the container %v on %s: %w", filter, node, err)
 	}
 	ids := strings.Fields(id.String())
 	if len(ids) != 1 {
-		return fmt.Errorf("kube-apiserver containers on %s: %q, want one", cp, ids)
+		return fmt.Errorf("containers %v on %s: %q, want one", filter, node, ids)
 	}
-	return cp.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
+	return node.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
 }
 
 // TestKwokControllerKilledMidRun kills kwok's controller container (the
@@ -372,15 +379,5 @@ func killKwokController(ctx context.Context, env *cluster.Env) (string, error) {
 	if node == nil {
 		return "", fmt.Errorf("pod %s runs on %q, not a node termlab reaches", pod.Name, pod.Spec.NodeName)
 	}
-	var id strings.Builder
-	ps := node.CommandContext(ctx, "crictl", "ps", "--label", "io.kubernetes.pod.name="+pod.Name, "-q")
-	ps.SetStdout(&id)
-	if err := ps.Run(); err != nil {
-		return "", fmt.Errorf("finding the container of %s: %w", pod.Name, err)
-	}
-	ids := strings.Fields(id.String())
-	if len(ids) != 1 {
-		return "", fmt.Errorf("containers of %s on %s: %q, want one", pod.Name, node, ids)
-	}
-	return pod.Name, node.CommandContext(ctx, "crictl", "stop", "--timeout", "0", ids[0]).Run()
+	return pod.Name, killContainer(ctx, node, "--label", "io.kubernetes.pod.name="+pod.Name)
 }
