@@ -95,3 +95,20 @@ func Contains(t *testing.T, what, text string, wants ...string) {
 		}
 	}
 }
+
+// ActorActions are the actions a run's steps had its actor do — termlab,
+// or a script or a person with -by — one per kind, first first: not the
+// creations (always termlab's) and not cleanup's (Step "").
+func ActorActions(rec *evidence.Record) []evidence.Action {
+	var out []evidence.Action
+	seen := map[evidence.ActionKind]bool{}
+	for _, a := range rec.Actions {
+		k := string(a.Kind)
+		if a.Step == "" || strings.HasPrefix(k, "create") || strings.HasPrefix(k, "cleanup") || seen[a.Kind] {
+			continue
+		}
+		seen[a.Kind] = true
+		out = append(out, a)
+	}
+	return out
+}

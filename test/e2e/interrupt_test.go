@@ -109,7 +109,7 @@ func TestOrphanInterruptedThroughMage(t *testing.T) {
 	// One run after all three: the cluster each case left (checked above:
 	// kubelet active, same node containers) is one a lab passes on. Once, not
 	// per case: each run costs CI over a minute and shows the same. It is
-	// also TestLabs' run of lab:orphan by termlab (ranElsewhere), checked as
+	// also TestLabs' run of lab:orphan by termlab (madeBy), checked as
 	// TestLabs checks its runs.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

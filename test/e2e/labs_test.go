@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,8 @@ import (
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/labtest"
+	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/labs"
 )
@@ -37,7 +40,7 @@ var labChecks = map[string]func(t *testing.T, s *report.Summary){
 // with scripts/<lab>.sh doing them (-by=script), judged by the same claims
 // with every action read from the API server's audit log or the node. Some
 // of these runs are made by other tests, which check them the same way
-// (checkRun): one run serves both, as CI's time is short (ranElsewhere).
+// (checkRun): one run serves both, as CI's time is short (madeBy).
 // In the first run of a lab with a stuck moment, diagnose runs at that
 // moment (stuckMoments), for the same reason.
 func TestLabs(t *testing.T) {
@@ -45,7 +48,7 @@ func TestLabs(t *testing.T) {
 	moments := stuckMoments(t, env)
 	for round, by := range []string{lab.ByTermlab, lab.ByScript} {
 		for _, def := range labs.All {
-			if ranElsewhere(def, by) != "" {
+			if madeBy(def, by) != inTestLabs {
 				continue
 			}
 			name := fmt.Sprintf("%s/run%d", def.Name, round+1)
@@ -83,18 +86,88 @@ func TestLabs(t *testing.T) {
 	}
 }
 
-// ranElsewhere names the test that makes the lab's run by the actor
-// instead of TestLabs ("": TestLabs makes it): the -by=script runs of the
-// labs that fault no node are made through a kubeconfig with node access,
-// and lab:orphan's own run on the cluster its interruptions left.
-func ranElsewhere(def lab.Definition, by string) string {
+// The tests that make a lab's run, by the actor, in go tool mage test.
+const (
+	inTestLabs          = "TestLabs"
+	inThroughKubeconfig = "TestLabsThroughKubeconfig"
+	inInterrupted       = "TestOrphanInterruptedThroughMage"
+)
+
+// scriptRuns are the labs whose script (-by=script) runs on the cluster in
+// go tool mage test, and the test that runs it: each action kind is done by
+// a script once (TestEveryActionKindIsDoneByAScript), not by every lab's
+// script, as CI's time is short. Every other script's commands are checked
+// without a cluster (labs.TestScriptsDoWhatTermlabDoes), and every script
+// runs in soak -by=script. The labs that fault a node run in TestLabs; the
+// others through a kubeconfig with node access, and through its node pods.
+var scriptRuns = map[string]string{
+	"stuck":     inTestLabs,          // stop-kubelet, delete, taint-node, untaint-node, start-kubelet
+	"mount":     inTestLabs,          // hold-mount, delete, release-mount
+	"finalizer": inThroughKubeconfig, // delete, force-delete, remove-finalizers
+	"namespace": inThroughKubeconfig, // delete-namespace, delete-apiservice, remove-finalizer, delete-pvc
+}
+
+// madeBy names the test that makes the lab's run by the actor ("": none):
+// TestLabs makes every lab's run by termlab but lab:orphan's, which is the
+// run TestOrphanInterruptedThroughMage makes on the cluster its
+// interruptions left.
+func madeBy(def lab.Definition, by string) string {
 	switch {
-	case by == lab.ByScript && !def.Uses.FaultsANode():
-		return "TestLabsThroughKubeconfig"
-	case by == lab.ByTermlab && def.Name == "orphan":
-		return "TestOrphanInterruptedThroughMage"
+	case by == lab.ByScript:
+		return scriptRuns[def.Name]
+	case def.Name == "orphan":
+		return inInterrupted
 	}
-	return ""
+	return inTestLabs
+}
+
+// TestEveryActionKindIsDoneByAScript: the scripts that run in go tool mage
+// test do, between them, every kind of action any lab's reference run had
+// its actor do; each of them is a lab that runs where scriptRuns says. Without
+// lab:mount's, hold-mount and release-mount would be done by no script.
+func TestEveryActionKindIsDoneByAScript(t *testing.T) {
+	for _, p := range scriptGaps(t, scriptRuns) {
+		t.Error(p)
+	}
+	without := maps.Clone(scriptRuns)
+	delete(without, "mount")
+	if gaps := strings.Join(scriptGaps(t, without), "\n"); !strings.Contains(gaps, "hold-mount") || !strings.Contains(gaps, "release-mount") {
+		t.Errorf("without lab:mount's script: %q, want hold-mount and release-mount named", gaps)
+	}
+}
+
+// scriptGaps says what is wrong with runs as scriptRuns: an action kind no
+// script in it does, or a lab in the wrong test.
+func scriptGaps(t *testing.T, runs map[string]string) []string {
+	t.Helper()
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []string
+	done := map[evidence.ActionKind]bool{}
+	var all []evidence.Action
+	for _, def := range labs.All {
+		acts := labtest.ActorActions(labtest.Load(t, filepath.Join(root, "results", "reference", def.Name)))
+		all = append(all, acts...)
+		test, ok := runs[def.Name]
+		if !ok {
+			continue
+		}
+		if want := map[bool]string{true: inTestLabs, false: inThroughKubeconfig}[def.Uses.FaultsANode()]; test != want {
+			gaps = append(gaps, fmt.Sprintf("lab:%s's script runs in %s; a lab that faults a node (%t) runs in %s", def.Name, test, def.Uses.FaultsANode(), want))
+		}
+		for _, a := range acts {
+			done[a.Kind] = true
+		}
+	}
+	for _, a := range all {
+		if !done[a.Kind] {
+			gaps = append(gaps, fmt.Sprintf("no script that runs in go tool mage test does %s (%s): add a lab that does to scriptRuns", a.Kind, a.Equivalent))
+			done[a.Kind] = true
+		}
+	}
+	return gaps
 }
 
 // checkRun checks a finished run's folder, audit log and cleanup, and the

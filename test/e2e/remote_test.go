@@ -76,7 +76,7 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 					continue
 				}
 				opts := lab.Options{}
-				if access && ranElsewhere(def, lab.ByScript) == "TestLabsThroughKubeconfig" {
+				if access && madeBy(def, lab.ByScript) == inThroughKubeconfig {
 					opts.By = lab.ByScript
 				}
 				s, err := lab.Execute(ctx, env, def, opts)
