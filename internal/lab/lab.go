@@ -387,6 +387,15 @@ func (x *execution) finish(ctx context.Context) {
 	}
 	x.fail("stopping the recorder", r.Rec.Stop())
 	x.fail("holding the cluster's run lock", x.lock.Lost())
+	if len(x.errs) > 0 {
+		// Errors from every side at once (API, docker exec, the lock) have
+		// one cause when the engine under the nodes went away: it comes first.
+		if down := cluster.EngineDown(cctx, r.Env); down != "" {
+			x.fail("the cluster's nodes", fmt.Errorf("%s; %s", down, engineDownHelp))
+			last := len(x.errs) - 1
+			x.errs = append([]string{x.errs[last]}, x.errs[:last]...)
+		}
+	}
 	if ctx.Err() == nil {
 		// Interrupted, there is no time for this: the next run's repair waits.
 		x.fail("after cleanup", r.waitRestartedNodesReady(cctx))

@@ -40,11 +40,7 @@ import (
 func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger, currentRunID string) ([]string, error) {
 	var repairs []string
 	var errs []error
-	say := func(format string, args ...any) {
-		s := fmt.Sprintf(format, args...)
-		repairs = append(repairs, s)
-		log.Warnf("repairing a leftover: %s", s)
-	}
+	say := sayRepair(&repairs, log)
 
 	restored, released, kerr, merr := RestoreNodes(ctx, kubeletNodes(env)) // the nodes a run may have held a mount on are those of kubelets
 	errs = append(errs, kerr, merr)
@@ -60,6 +56,28 @@ func RepairLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 	for _, line := range released {
 		say("%s", line)
 	}
+	removed, err := RemoveLeftovers(ctx, env, log, currentRunID)
+	return append(repairs, removed...), errors.Join(append(errs, err)...)
+}
+
+// sayRepair returns a function that says a repair and adds it to repairs.
+func sayRepair(repairs *[]string, log *progress.Logger) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		s := fmt.Sprintf(format, args...)
+		*repairs = append(*repairs, s)
+		log.Warnf("repairing a leftover: %s", s)
+	}
+}
+
+// RemoveLeftovers is RepairLeftovers' part in the API: the out-of-service
+// taints, fake nodes, objects, pods' finalizers and namespaces that earlier
+// runs left. cluster:up does it too, under the same lock, once the cluster
+// answers: a run whose cleanup could not reach the cluster (the engine under
+// its nodes stopped) leaves nothing for longer than the next cluster:up.
+func RemoveLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger, currentRunID string) ([]string, error) {
+	var repairs []string
+	var errs []error
+	say := sayRepair(&repairs, log)
 
 	untainted, err := removeLeftoverTaints(ctx, env.Client)
 	for _, line := range untainted {

@@ -500,8 +500,17 @@ func (r *Run) cleanup(ctx context.Context) error {
 }
 
 // apiServerEvery is how often cleanup asks an API server that did not
-// answer whether it is ready.
-const apiServerEvery = time.Second
+// answer whether it is ready. engineGoneFor is how long the Docker engine
+// whose containers are the nodes may not answer before cleanup stops
+// waiting: a restarted engine answers again in seconds (its containers
+// stop first, about 15 s here), a stopped one does not come back by itself.
+const (
+	apiServerEvery = time.Second
+	engineGoneFor  = 30 * time.Second
+)
+
+// engineDownHelp is what to do when the engine took the cluster's nodes with it.
+const engineDownHelp = "the cluster's nodes are its containers and stopped with it: `go tool mage cluster:up` starts the engine and them again and removes what this run left"
 
 // waitAPIServer returns once the API server says it is ready (/readyz), or
 // with an error naming the last answer when ctx ends first.
@@ -518,6 +527,7 @@ func (r *Run) waitAPIServer(ctx context.Context) error {
 	begin := time.Now()
 	deadline, _ := ctx.Deadline()
 	r.Log.Warnf("cleanup: the API server is not ready (%v); waiting for it until %s", err, deadline.Format("15:04:05"))
+	var engineDownSince time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -530,6 +540,15 @@ func (r *Run) waitAPIServer(ctx context.Context) error {
 				r.Rec.Notef("cleanup waited %s for the API server to be ready", time.Since(begin).Round(time.Second))
 			}
 			return nil
+		}
+		switch down := cluster.EngineDown(ctx, r.Env); {
+		case down == "":
+			engineDownSince = time.Time{}
+		case engineDownSince.IsZero():
+			engineDownSince = time.Now()
+			r.Log.Warnf("cleanup: %s; waiting at most %s for it to come back", down, engineGoneFor)
+		case time.Since(engineDownSince) >= engineGoneFor:
+			return fmt.Errorf("waiting for the API server to clean up: %s for %s; %s", down, time.Since(engineDownSince).Round(time.Second), engineDownHelp)
 		}
 	}
 }

@@ -192,7 +192,6 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	env.Versions.NodeImageFrom = set.NodeFrom
 	switch {
 	case spec.NoKwok:
-		return env, nil
 	case kwokDone:
 		err = describeKwok(ctx, env)
 	default:
@@ -200,6 +199,11 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	}
 	if err != nil {
 		return nil, err
+	}
+	// Still under the run lock: what runs that no longer hold it left in
+	// the API goes now, not at the next lab's start.
+	if _, err := lab.RemoveLeftovers(ctx, env, log, ""); err != nil {
+		log.Warnf("removing what earlier runs left: %v (the next lab run tries again)", err)
 	}
 	return env, nil
 }

@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/kwok"
@@ -380,4 +383,109 @@ func killKwokController(ctx context.Context, env *cluster.Env) (string, error) {
 		return "", fmt.Errorf("pod %s runs on %q, not a node termlab reaches", pod.Name, pod.Spec.NodeName)
 	}
 	return pod.Name, killContainer(ctx, node, "--label", "io.kubernetes.pod.name="+pod.Name)
+}
+
+// TestDockerdRestartMidRun stops the Docker engine termlab started (SIGTERM
+// to the pid in dockerhost.PIDFile, as `systemctl restart docker` begins)
+// as lab:finalizer deletes its first pod, and lets `go tool mage cluster:up`
+// start it again. Expected, written down first: the run fails, its error
+// opening with the engine that does not answer and what to do
+// (`go tool mage cluster:up`); cleanup stops waiting for an API server that
+// cannot come back once the engine has not answered for 30 s, so the run
+// ends within a few minutes, not at cleanup's bound; then cluster:up starts
+// the engine, whose node containers come back (the same ones: no cluster
+// recreated), and removes what the run left (its namespace, the Lease).
+func TestDockerdRestartMidRun(t *testing.T) {
+	own := connect(t)
+	pid := termlabDockerd(t)
+	root, err := project.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, ok := labs.ByName("finalizer")
+	if !ok {
+		t.Fatal("no lab finalizer")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	before := nodeContainerIDs(t, ctx)
+	upRan := false
+	t.Cleanup(func() {
+		// The tests after this one need the engine and the cluster.
+		if !upRan {
+			runMage(t, context.Background(), root, "cluster:up")
+		}
+	})
+	var stoppedAt time.Time
+	var stopErr error
+	hook := func(e lab.Event) {
+		if !stoppedAt.IsZero() || e.Kind != lab.StepStarted || !strings.Contains(e.Step, "ordinary delete") {
+			return
+		}
+		stoppedAt, stopErr = time.Now(), syscall.Kill(pid, syscall.SIGTERM)
+		t.Logf("sent SIGTERM to dockerd (pid %d) at %s: %v", pid, stoppedAt.UTC().Format("15:04:05.000"), stopErr)
+	}
+	begin := time.Now()
+	s, err := lab.Execute(ctx, own, def, lab.Options{Events: hook, ResultsDir: t.TempDir()})
+	took := time.Since(begin)
+	t.Logf("%s with dockerd stopped ended after %s: %v", def.Title(), took.Round(time.Second), err)
+	if stoppedAt.IsZero() || stopErr != nil {
+		t.Fatalf("dockerd was not stopped: %v", stopErr)
+	}
+	const engine = "the cluster's nodes: the Docker engine does not answer"
+	if err == nil || !strings.Contains(err.Error(), engine) || !strings.Contains(err.Error(), "go tool mage cluster:up") {
+		t.Errorf("the run's error %v; want it to say %q and what to do", err, engine)
+	} else if i := strings.Index(err.Error(), engine); strings.Contains(err.Error()[:i], "; ") {
+		t.Errorf("the engine is not the first thing the run's error names: %v", err)
+	}
+	if s != nil && s.Verdict != claims.Fail {
+		t.Errorf("verdict %s, want fail", s.Verdict)
+	}
+	if took > 5*time.Minute {
+		t.Errorf("the run took %s after the engine stopped; cleanup waited for an engine that was not coming back", took.Round(time.Second))
+	}
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		return syscall.Kill(pid, 0) != nil, nil
+	}); err != nil {
+		t.Fatalf("dockerd (pid %d) did not exit within a minute of SIGTERM", pid)
+	}
+
+	upRan = true
+	upBegin := time.Now()
+	out := runMage(t, ctx, root, "cluster:up")
+	t.Logf("cluster:up after dockerd stopped took %s", time.Since(upBegin).Round(100*time.Millisecond))
+	if !strings.Contains(out, "starting dockerd") {
+		t.Errorf("cluster:up did not say it started dockerd:\n%s", out)
+	}
+	if strings.Contains(out, "deleting cluster") {
+		t.Errorf("cluster:up after the engine restarted deleted the cluster:\n%s", out)
+	}
+	if after := nodeContainerIDs(t, ctx); after != before {
+		t.Errorf("node containers changed (the cluster was recreated): %s -> %s", before, after)
+	}
+	if s != nil {
+		checkNamespaceGone(t, own.Client.CoreV1().Namespaces().Get, s.Namespace)
+	}
+	if _, err := own.Client.CoordinationV1().Leases("kube-system").Get(ctx, "termlab-run-lock", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the run lock's Lease is still there after cluster:up: %v", err)
+	}
+	if err := cluster.WaitControllersWorking(ctx, own.Client, 3*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// termlabDockerd is the pid of the dockerd termlab started; the test skips
+// on a machine whose engine is someone else's (termlab stops only its own).
+func termlabDockerd(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile(dockerhost.PIDFile)
+	if err != nil {
+		t.Skipf("the Docker engine was not started by termlab (%v): not restarting someone else's engine", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil || strings.TrimSpace(string(comm)) != "dockerd" {
+		t.Skipf("%s names no running dockerd (%q): not restarting someone else's engine", dockerhost.PIDFile, b)
+	}
+	return pid
 }
