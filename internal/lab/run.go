@@ -548,7 +548,7 @@ func (r *Run) waitAPIServer(ctx context.Context) error {
 			engineDownSince = time.Now()
 			r.Log.Warnf("cleanup: %s; waiting at most %s for it to come back", down, engineGoneFor)
 		case time.Since(engineDownSince) >= engineGoneFor:
-			return fmt.Errorf("waiting for the API server to clean up: %s for %s; %s", down, time.Since(engineDownSince).Round(time.Second), engineDownHelp)
+			return fmt.Errorf("waiting for the API server to clean up: gave up after %s, as the engine under the nodes did not answer", time.Since(engineDownSince).Round(time.Second))
 		}
 	}
 }

@@ -126,11 +126,11 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
 	// so a stopped kubelet is a leftover; a node that is NotReady only because
 	// of it must not get the whole cluster recreated.
-	release, err := Lock(ctx, log, co, "cluster:up of "+co.Name, spec.NoWait)
+	locks, err := Lock(ctx, log, co, "cluster:up of "+co.Name, spec.NoWait)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer locks.Release()
 	restoreKubelets(ctx, log, co.Name)
 	// A new cluster is made from the node image with the workload (and kwok)
 	// images preloaded, so nothing is loaded onto its nodes; it gets kwok
@@ -200,9 +200,12 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	if err != nil {
 		return nil, err
 	}
-	// Still under the run lock: what runs that no longer hold it left in
-	// the API goes now, not at the next lab's start.
-	if _, err := lab.RemoveLeftovers(ctx, env, log, ""); err != nil {
+	// Under the cluster's run lock (taken now if the cluster did not answer
+	// before), what runs that no longer hold it left in the API goes now,
+	// not at the next lab's start; an expired Lease goes with the lock.
+	if err := locks.InCluster(ctx, log, env.RESTConfig); err != nil {
+		log.Warnf("not removing what earlier runs left: %v (the next lab run does)", err)
+	} else if _, err := lab.RemoveLeftovers(ctx, env, log, ""); err != nil {
 		log.Warnf("removing what earlier runs left: %v (the next lab run tries again)", err)
 	}
 	return env, nil

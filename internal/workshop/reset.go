@@ -58,11 +58,11 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 
 	co := stack.ClusterOptions(opts.Root)
 	// The same locks as lab runs: a reset in the middle of a run would undo it.
-	release, err := stack.Lock(ctx, log, co, "workshop:reset", false)
+	locks, err := stack.Lock(ctx, log, co, "workshop:reset", false)
 	if err != nil {
 		return res, err
 	}
-	defer release()
+	defer locks.Release()
 	// Before anything changes: a run in progress (a colleague's, CI's) would be broken.
 	if c := quickClient(ctx, co.Name, co.KubeconfigPath); c != nil {
 		if err := refuseActiveRuns(ctx, log, c); err != nil {

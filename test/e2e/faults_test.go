@@ -387,8 +387,8 @@ func killKwokController(ctx context.Context, env *cluster.Env) (string, error) {
 
 // TestDockerdRestartMidRun stops the Docker engine termlab started (SIGTERM
 // to the pid in dockerhost.PIDFile, as `systemctl restart docker` begins)
-// as lab:finalizer deletes its first pod, and lets `go tool mage cluster:up`
-// start it again. Expected, written down first: the run fails, its error
+// as lab:finalizer is about to delete its first pod, and lets `go tool mage
+// cluster:up` start it again. Expected, written down first: the run fails, its error
 // opening with the engine that does not answer and what to do
 // (`go tool mage cluster:up`); cleanup stops waiting for an API server that
 // cannot come back once the engine has not answered for 30 s, so the run
@@ -424,13 +424,22 @@ func TestDockerdRestartMidRun(t *testing.T) {
 		}
 		stoppedAt, stopErr = time.Now(), syscall.Kill(pid, syscall.SIGTERM)
 		t.Logf("sent SIGTERM to dockerd (pid %d) at %s: %v", pid, stoppedAt.UTC().Format("15:04:05.000"), stopErr)
+		// The step goes on once the engine is gone (it stops its containers
+		// first, about 15 s): its requests then fail at once, and the run
+		// does not sit out the step's bounds on an API server that went.
+		if stopErr == nil {
+			stopErr = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+				return syscall.Kill(pid, 0) != nil, nil
+			})
+			t.Logf("dockerd exited %s after SIGTERM (%v)", time.Since(stoppedAt).Round(100*time.Millisecond), stopErr)
+		}
 	}
 	begin := time.Now()
 	s, err := lab.Execute(ctx, own, def, lab.Options{Events: hook, ResultsDir: t.TempDir()})
 	took := time.Since(begin)
 	t.Logf("%s with dockerd stopped ended after %s: %v", def.Title(), took.Round(time.Second), err)
 	if stoppedAt.IsZero() || stopErr != nil {
-		t.Fatalf("dockerd was not stopped: %v", stopErr)
+		t.Fatalf("dockerd was not stopped (or did not exit within a minute of SIGTERM): %v", stopErr)
 	}
 	const engine = "the cluster's nodes: the Docker engine does not answer"
 	if err == nil || !strings.Contains(err.Error(), engine) || !strings.Contains(err.Error(), "go tool mage cluster:up") {
@@ -443,11 +452,6 @@ func TestDockerdRestartMidRun(t *testing.T) {
 	}
 	if took > 5*time.Minute {
 		t.Errorf("the run took %s after the engine stopped; cleanup waited for an engine that was not coming back", took.Round(time.Second))
-	}
-	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(context.Context) (bool, error) {
-		return syscall.Kill(pid, 0) != nil, nil
-	}); err != nil {
-		t.Fatalf("dockerd (pid %d) did not exit within a minute of SIGTERM", pid)
 	}
 
 	upRan = true
