@@ -88,7 +88,13 @@ type Health struct {
 	// Stopped are node containers that exited (a dockerd restart, a
 	// reboot) in a cluster otherwise as wanted: Up starts them again.
 	Stopped []nodes.Node
+	// Local is a problem on this machine, not in the cluster (its
+	// kubeconfig cannot be written): Up refuses, it does not recreate.
+	Local string
 }
+
+// errKubeconfigFile marks a kubeconfig that could not be written here.
+var errKubeconfigFile = errors.New("cannot write the kubeconfig")
 
 // Check inspects an existing cluster: all node containers running, the API
 // answering, and the node image the one wanted.
@@ -149,6 +155,9 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 	// name would otherwise make a healthy cluster look broken.
 	if err := writeKubeconfig(p, o); err != nil {
 		h.Problem = err.Error()
+		if errors.Is(err, errKubeconfigFile) {
+			h.Local = h.Problem
+		}
 		return h
 	}
 	client, err := clientFor(o.KubeconfigPath)
@@ -226,6 +235,10 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	o.defaults()
 	p := provider(log)
 	h := Check(ctx, log, o)
+	if h.Local != "" && !o.Recreate {
+		// A file here that cannot be written is no reason to delete a cluster.
+		return nil, fmt.Errorf("%s: fix that file or its folder and run again (the cluster %q is left as it is)", h.Local, o.Name)
+	}
 	if h.Exists && len(h.Stopped) > 0 && !o.Recreate {
 		h = startStopped(ctx, log, o, h.Stopped)
 	}
@@ -399,9 +412,12 @@ func writeKubeconfig(p *kindcluster.Provider, o Options) error {
 		return fmt.Errorf("reading kubeconfig of cluster %q: %w", o.Name, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
-		return err
+		return fmt.Errorf("%w %s: %w", errKubeconfigFile, o.KubeconfigPath, err)
 	}
-	return os.WriteFile(o.KubeconfigPath, []byte(cfg), 0o600)
+	if err := os.WriteFile(o.KubeconfigPath, []byte(cfg), 0o600); err != nil {
+		return fmt.Errorf("%w %s: %w", errKubeconfigFile, o.KubeconfigPath, err)
+	}
+	return nil
 }
 
 // ExistingNodes are the node containers of the named cluster (none when it
