@@ -74,6 +74,10 @@ func Reset(ctx context.Context, log *progress.Logger, opts stack.Options) (*Rese
 		return res, err
 	}
 	res.Env = env
+	// The cluster answers now, if it did not when the locks were taken.
+	if err := locks.InCluster(ctx, log, env.RESTConfig); err != nil {
+		return res, err
+	}
 	if err := refuseActiveRuns(ctx, log, env.Client); err != nil {
 		return res, err
 	}
