@@ -513,7 +513,8 @@ const (
 const engineDownHelp = "the cluster's nodes are its containers and stopped with it: `go tool mage cluster:up` starts the engine and them again and removes what this run left"
 
 // waitAPIServer returns once the API server says it is ready (/readyz), or
-// with an error naming the last answer when ctx ends first.
+// with an error naming the last answer when ctx ends first, or once the
+// Docker engine under the nodes has not answered for engineGoneFor.
 func (r *Run) waitAPIServer(ctx context.Context) error {
 	ready := func() error {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
