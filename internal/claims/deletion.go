@@ -50,7 +50,7 @@ func action(k *check, rec *evidence.Record, kind evidence.ActionKind, target str
 func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action, bool) {
 	e, ok := rec.AuditFor(a)
 	if !ok {
-		if len(rec.Audit) > 0 && a.APIRequest() {
+		if rec.AuditCount() > 0 && a.APIRequest() {
 			// The run has an audit log, yet nothing in it matches: say that
 			// this action stands on termlab's own account alone.
 			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))

@@ -280,7 +280,7 @@ type Played struct {
 }
 
 // PlayedBy decides that each pod was created with its stage set's label, that
-// the API object carried it (when the watch kept the object), that the pod
+// the API object carried it (on every watch event: evidence.RecordedLabels), that the pod
 // was bound to a fake node, and that the set's Stage objects were installed.
 func PlayedBy(rec *evidence.Record, p Played) Claim {
 	k := newCheck(p.ID, p.Statement)
@@ -307,10 +307,14 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 			if e.NodeName != "" && nodes[pod] == "" {
 				nodes[pod] = e.NodeName
 			}
-			if len(e.Object) == 0 {
-				continue
+			got, err := e.Labels, error(nil)
+			if got == nil { // a record from before PodState kept labels
+				if len(e.Object) == 0 {
+					continue
+				}
+				got, err = labelsOfObject(e.Object)
 			}
-			if got, err := labelsOfObject(e.Object); err == nil && got[p.Label] != want {
+			if err == nil && got[p.Label] != want {
 				k.require(false, "the API object of pod %s (%s rv=%s) carried %s=%q, want %q", pod, e.Type, e.ResourceVersion, p.Label, got[p.Label], want)
 				break
 			}

@@ -191,7 +191,7 @@ func FailedAndDeletedWithin(rec *evidence.Record, c Collected) Claim {
 // was sent by user with gracePeriodSeconds 0. Without an audit log the claim
 // says who deleted it was not recorded.
 func deletedBy(k *check, rec *evidence.Record, pod, user string) {
-	if len(rec.Audit) == 0 {
+	if rec.AuditCount() == 0 {
 		k.observe("deleted_by", "not recorded: the run read no audit log")
 		return
 	}

@@ -259,10 +259,11 @@ func podEvents(rec *evidence.Record) map[string][]evidence.PodEvent {
 	if rec == nil {
 		return out
 	}
-	for _, e := range rec.PodEvents {
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
 		name := stablePodName(e.Name)
 		out[name] = append(out[name], e)
-	}
+		return true
+	})
 	return out
 }
 

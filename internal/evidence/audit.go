@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -307,10 +308,7 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 	// slack would then be the previous action's.
 	var best AuditEvent
 	bestOff, found := time.Duration(0), false
-	for _, e := range r.Audit {
-		if e.Verb != verb || e.Resource != resource || e.Name != a.Target || e.Subresource != "" || !e.ByPerson() || e.DryRun {
-			continue
-		}
+	for _, e := range r.personRequests(verb, resource, a.Target) {
 		off := outside(e.ReceivedAt, a.StartedAt, a.FinishedAt)
 		if off > AuditSlack || (found && off >= bestOff) {
 			continue
@@ -318,6 +316,44 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 		best, bestOff, found = e, off, true
 	}
 	return best, found
+}
+
+// personRequests are the audit events of a person's or script's requests of
+// verb on the named object (not its subresources, not dry runs). Audit
+// events on disk are indexed by object once, on the first call: a record
+// that large holds hundreds of thousands of them.
+func (r *Record) personRequests(verb, resource, name string) []AuditEvent {
+	keep := func(e AuditEvent) bool {
+		return e.Subresource == "" && e.ByPerson() && !e.DryRun
+	}
+	if r.auditFile == "" {
+		return where(r.Audit, func(e AuditEvent) bool {
+			return e.Verb == verb && e.Resource == resource && e.Name == name && keep(e)
+		})
+	}
+	if r.auditIndex == nil {
+		r.auditIndex = &auditIndex{}
+	}
+	ix := r.auditIndex
+	ix.once.Do(func() {
+		ix.byObject = map[string][]AuditEvent{}
+		ix.err = r.EachAudit(func(e AuditEvent) bool {
+			if keep(e) {
+				k := e.Verb + " " + e.Resource + " " + e.Name
+				ix.byObject[k] = append(ix.byObject[k], e)
+			}
+			return true
+		})
+	})
+	return ix.byObject[verb+" "+resource+" "+name]
+}
+
+// auditIndex is a person's requests among the audit events on disk, by verb
+// and object; built once.
+type auditIndex struct {
+	once     sync.Once
+	byObject map[string][]AuditEvent
+	err      error
 }
 
 // outside is how far t lies outside [start, end] (end zero: [start, start]).
@@ -373,7 +409,12 @@ func actionVerb(a Action) (verb, resource string) {
 // sent by a person or script: the kubelet's final delete, the pod garbage
 // collector, the taint manager, the namespace controller, kwok.
 func (r *Record) AuditByOthers() []AuditEvent {
-	return where(r.Audit, func(e AuditEvent) bool {
-		return !e.ByPerson() && e.Resource == "pods" && e.Subresource == "" && (e.Verb == "delete" || e.Verb == "patch" || e.Verb == "update")
+	var out []AuditEvent
+	_ = r.EachAudit(func(e AuditEvent) bool {
+		if !e.ByPerson() && e.Resource == "pods" && e.Subresource == "" && (e.Verb == "delete" || e.Verb == "patch" || e.Verb == "update") {
+			out = append(out, e)
+		}
+		return true
 	})
+	return out
 }

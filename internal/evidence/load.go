@@ -20,7 +20,7 @@ func Load(dir string) (*Record, error) {
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(dir, RecordFile), err)
 	}
-	if err := readLines(filepath.Join(dir, EventsFile), &rec.PodEvents); err != nil {
+	if err := loadPodEvents(filepath.Join(dir, EventsFile), &rec); err != nil {
 		return nil, err
 	}
 	if err := readLines(filepath.Join(dir, KubeEventsFile), &rec.KubeEvents); err != nil {
@@ -41,7 +41,7 @@ func Load(dir string) (*Record, error) {
 	if err := readLines(filepath.Join(dir, ControllersFile), &rec.ControllerEvents); err != nil {
 		return nil, err
 	}
-	if err := readLines(filepath.Join(dir, AuditFile), &rec.Audit); err != nil {
+	if err := loadAudit(filepath.Join(dir, AuditFile), &rec); err != nil {
 		return nil, err
 	}
 	return &rec, nil
@@ -73,5 +73,36 @@ func readLines[T any](path string, into *[]T) error {
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
+	return nil
+}
+
+// loadPodEvents reads the pod events into rec, or, when the file is larger
+// than streamAbove, only counts them and leaves them on disk (podevents.go).
+func loadPodEvents(path string, rec *Record) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() <= streamAbove {
+		return readLines(path, &rec.PodEvents)
+	}
+	n := 0
+	rec.PodEventsOnDisk(path, 0)
+	if err := rec.EachPodEvent(func(PodEvent) bool { n++; return true }); err != nil {
+		return err
+	}
+	rec.PodEventsOnDisk(path, n)
+	return nil
+}
+
+// loadAudit is loadPodEvents for the audit events.
+func loadAudit(path string, rec *Record) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Size() <= streamAbove {
+		return readLines(path, &rec.Audit)
+	}
+	n := 0
+	rec.AuditOnDisk(path, 0)
+	if err := rec.EachAudit(func(AuditEvent) bool { n++; return true }); err != nil {
+		return err
+	}
+	rec.AuditOnDisk(path, n)
 	return nil
 }

@@ -31,6 +31,12 @@ func StateOf(pod *corev1.Pod) PodState {
 	for _, cs := range pod.Status.InitContainerStatuses {
 		s.InitContainers = append(s.InitContainers, containerStateOf(cs))
 	}
+	s.Labels = map[string]string{}
+	for _, k := range RecordedLabels {
+		if v, ok := pod.Labels[k]; ok {
+			s.Labels[k] = v
+		}
+	}
 	return s
 }
 

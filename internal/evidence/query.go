@@ -7,7 +7,14 @@ import (
 
 // EventsFor returns the watch events of the named pod, in the order observed.
 func (r *Record) EventsFor(pod string) []PodEvent {
-	return where(r.PodEvents, func(e PodEvent) bool { return e.Name == pod })
+	var out []PodEvent
+	_ = r.EachPodEvent(func(e PodEvent) bool {
+		if e.Name == pod {
+			out = append(out, e)
+		}
+		return true
+	})
+	return out
 }
 
 // Action returns the first action of the given kind on target.
@@ -103,9 +110,7 @@ func (r *Record) Pods() []string {
 			out = append(out, n)
 		}
 	}
-	for _, e := range r.PodEvents {
-		add(e.Name)
-	}
+	_ = r.EachPodEvent(func(e PodEvent) bool { add(e.Name); return true })
 	for _, o := range r.Containers {
 		add(o.Pod)
 	}

@@ -105,6 +105,16 @@ type Record struct {
 	// a node's mount table and at what holds a mount.
 	Journal []JournalEntry `json:"journal,omitempty"`
 	Mounts  []MountLook    `json:"mount_looks,omitempty"`
+
+	// podEventsFile, when set, holds the pod events instead of PodEvents
+	// (podevents.go), and podEventCount is how many.
+	podEventsFile string
+	podEventCount int
+	// auditFile, likewise, holds the audit events instead of Audit
+	// (AuditOnDisk).
+	auditFile  string
+	auditCount int
+	auditIndex *auditIndex // built on the first AuditFor of events on disk
 }
 
 // PodList is one LIST of the run's pods: when, why, at which
@@ -197,7 +207,16 @@ type PodState struct {
 	// InitContainers are the init containers' statuses, native sidecars
 	// (restartPolicy Always) among them (lab:sidecar); omitted when none.
 	InitContainers []ContainerState `json:"initContainers,omitempty"`
+	// Labels are the pod's labels a claim reads (RecordedLabels), not all
+	// of them: empty, not nil, when it has none of those; nil in records
+	// made before the field (their events.jsonl keeps the whole object).
+	Labels map[string]string `json:"labels"`
 }
+
+// RecordedLabels are the pod labels PodState keeps: the one that picks a
+// kwok stage set (internal/kwok.StageSetLabel), which lab:kwok's claims
+// check on every event of a fake node's pod.
+var RecordedLabels = []string{"termlab.dev/stage-set"}
 
 // HasFinalizer reports whether the pod carries finalizer f.
 func (s PodState) HasFinalizer(f string) bool {

@@ -16,17 +16,34 @@ import (
 // the namespace controller at cleanup. Status updates and bindings are left
 // out. Nil when the run has no audit record.
 func AuditSection(rec *evidence.Record) *report.Section {
-	if len(rec.Audit) == 0 {
+	if rec.AuditCount() == 0 {
 		return nil
 	}
-	var rows [][]string
+	// The table shows the first auditRows requests; the deletes the lab did
+	// not send are counted over all of them.
+	var events []evidence.AuditEvent
 	others := map[string]int{}
-	events := append([]evidence.AuditEvent(nil), rec.Audit...)
-	sort.SliceStable(events, func(i, j int) bool { return events[i].ReceivedAt.Before(events[j].ReceivedAt) })
-	for _, e := range events {
+	total := 0
+	trim := func() {
+		sort.SliceStable(events, func(i, j int) bool { return events[i].ReceivedAt.Before(events[j].ReceivedAt) })
+		events = events[:min(len(events), auditRows)]
+	}
+	_ = rec.EachAudit(func(e evidence.AuditEvent) bool {
 		if e.Subresource != "" {
-			continue
+			return true
 		}
+		total++
+		if !e.ByPerson() && e.Verb == "delete" {
+			others[e.Sender()]++
+		}
+		if events = append(events, e); len(events) >= 4*auditRows {
+			trim()
+		}
+		return true
+	})
+	trim()
+	var rows [][]string
+	for _, e := range events {
 		opts := ""
 		if e.GracePeriodSeconds != nil {
 			opts = fmt.Sprintf("gracePeriodSeconds=%d", *e.GracePeriodSeconds)
@@ -53,9 +70,6 @@ func AuditSection(rec *evidence.Record) *report.Section {
 		sender := e.Sender()
 		if !e.ByPerson() {
 			sender = "**" + sender + "**"
-			if e.Verb == "delete" {
-				others[e.Sender()]++
-			}
 		}
 		agent, _, _ := strings.Cut(e.UserAgent, " ")
 		rows = append(rows, []string{
@@ -75,10 +89,17 @@ func AuditSection(rec *evidence.Record) *report.Section {
 		}
 		b.WriteString(" Deletes the lab did not send: " + strings.Join(sorted(parts), ", ") + ".")
 	}
+	if total > len(rows) {
+		fmt.Fprintf(&b, " The first %d of %d requests (all are in `%s`).", len(rows), total, evidence.AuditFile)
+	}
 	b.WriteString("\n\n")
 	b.WriteString(report.Table([]string{"received", "sender", "user agent", "request", "options", "answer"}, rows))
 	return &report.Section{Title: "What the API server received", Body: b.String()}
 }
+
+// auditRows bounds the table: a run of thousands of pods has hundreds of
+// thousands of requests.
+const auditRows = 400
 
 func sorted(s []string) []string {
 	out := append([]string(nil), s...)

@@ -97,6 +97,10 @@ type Definition struct {
 	// Steps run the experiment. They return an error only when the run
 	// cannot go on; what they observed is decided by Claims.
 	Steps func(ctx context.Context, r *Run) error
+	// StepsBound, if set, is the lab's own bound on all its steps, when it
+	// grows with the run (lab:scale's with -pods): it replaces
+	// Options.Timeout where it is longer.
+	StepsBound func() Bound
 	// Claims decides the lab's claims from the record.
 	Claims func(rec *evidence.Record) []claims.Claim
 	// Report, if set, renders the lab's own sections of report.md from the
@@ -153,6 +157,10 @@ type Uses struct {
 	NeedsNodeAccess bool
 	// EndpointSlices: the recorder also watches the run's EndpointSlices.
 	EndpointSlices bool
+	// ManyPods: the lab runs thousands of pods; the recorder keeps their
+	// events in events.jsonl and audit.jsonl only (recorder.Config.EventsOnDisk), so the
+	// run's memory does not grow with them.
+	ManyPods bool
 	// Namespaces: the lab makes namespaces and cluster-scoped objects of its
 	// own, named and labelled with the run's id; the recorder watches those
 	// namespaces and keeps the audit log's requests on anything named with
@@ -321,6 +329,7 @@ func (x *execution) setUp(ctx context.Context) error {
 		PodSelector: RunIDLabel + "=" + id, Nodes: workerNames(env), Dir: r.Dir, Versions: versionsMap(env),
 		NodeAccess: nodeAccess(env), NoFakeNodes: len(env.FakeNodes) == 0, EndpointSlices: def.Uses.EndpointSlices,
 		NamespaceSelector: namespaceSelector(def, id), Controllers: controllersOf(def, env),
+		EventsOnDisk: def.Uses.ManyPods,
 	})
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -348,10 +357,18 @@ func (x *execution) setUp(ctx context.Context) error {
 	return nil
 }
 
-// runSteps runs the lab's steps, bounded by Options.Timeout; a panic is a
+// runSteps runs the lab's steps, bounded by Options.Timeout or the lab's
+// own StepsBound, whichever is longer; a panic is a
 // run error like any other, so finish still runs.
 func (x *execution) runSteps(ctx context.Context) {
-	stepCtx, cancel := context.WithTimeout(ctx, x.opts.Timeout)
+	timeout := x.opts.Timeout
+	if x.def.StepsBound != nil {
+		if b := x.def.StepsBound(); b.Allow > timeout {
+			timeout = b.Allow
+			x.r.Log.Infof("the steps are bounded by %s: %s (%s)", b.Allow.Round(time.Second), b.What, b.Why)
+		}
+	}
+	stepCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {

@@ -4,6 +4,11 @@
 package labtest
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -111,4 +116,28 @@ func ActorActions(rec *evidence.Record) []evidence.Action {
 		out = append(out, a)
 	}
 	return out
+}
+
+// OnDisk moves the record's pod events to an events.jsonl of its own, each
+// line with a whole object as the recorder writes it, and makes the record
+// read them from there (evidence.Record.PodEventsOnDisk): the way a record
+// of thousands of pods holds them.
+func OnDisk(t *testing.T, rec *evidence.Record) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), evidence.EventsFile)
+	var b bytes.Buffer
+	for _, e := range rec.PodEvents {
+		// An object whose own members are named like the line's: the reader
+		// must cut the line before it, not inside it.
+		e.Object = json.RawMessage(fmt.Sprintf(`{"kind":"Pod","metadata":{"name":%q,"labels":{"object":"x"}},"status":{"phase":"Nope","object":{"type":"DELETED"}}}`, e.Name))
+		line, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec.PodEventsOnDisk(path, len(rec.PodEvents))
 }

@@ -233,7 +233,11 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 	if writeErr != nil && r.writeErr == nil {
 		r.writeErr = writeErr
 	}
-	r.rec.Audit = append(r.rec.Audit, kept...)
+	if r.auditTail != nil {
+		r.auditTail.add(kept)
+	} else {
+		r.rec.Audit = append(r.rec.Audit, kept...)
+	}
 	if len(kept) > 0 {
 		r.broadcast()
 	}
@@ -288,14 +292,14 @@ func (r *Recorder) WaitAudit(ctx context.Context, what string, interval time.Dur
 			return evidence.AuditEvent{}, err
 		}
 		r.mu.Lock()
-		events := r.rec.Audit
+		events, next := r.auditSinceLocked(checked)
 		r.mu.Unlock()
-		for i := checked; i < len(events); i++ {
-			if cond(events[i]) {
-				return events[i], nil
+		for _, e := range events {
+			if cond(e) {
+				return e, nil
 			}
 		}
-		checked = len(events)
+		checked = next
 		if ended {
 			return evidence.AuditEvent{}, fmt.Errorf("waiting for the audit log to show %s: %w", what, context.Cause(ctx))
 		}

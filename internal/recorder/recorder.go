@@ -51,6 +51,13 @@ type Config struct {
 	// (controllers.jsonl): a controller the run's evidence rests on beyond
 	// the control plane (kwok's, for a lab with fake nodes).
 	Controllers *ControllerPods
+	// EventsOnDisk keeps the pod events in events.jsonl only, and the audit
+	// events in audit.jsonl: the recorder's memory holds each pod's latest
+	// event and the latest audit events (for WaitAudit), and Record's are
+	// read back from the files (evidence.EachPodEvent, EachAudit). For a lab
+	// of thousands of pods (lab:scale), whose memory must not grow with the
+	// run.
+	EventsOnDisk bool
 }
 
 // ControllerPods are a controller's pods: a namespace and a label selector.
@@ -81,6 +88,11 @@ type Recorder struct {
 
 	// audit follows the API server's audit log (audit.go); nil without one.
 	audit *auditReader
+
+	// stream holds the pods' latest events, and auditTail the latest audit
+	// events, when Config.EventsOnDisk (podstream.go); nil otherwise.
+	stream    *podStream
+	auditTail *auditTail
 }
 
 // Start lists the run's pods, the namespace's events and the nodes to learn
@@ -104,6 +116,10 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 			Lab: cfg.Lab, RunID: cfg.RunID, Namespace: cfg.Namespace,
 			StartedAt: now(), Versions: cfg.Versions, NodeAccess: cfg.NodeAccess, NoFakeNodes: cfg.NoFakeNodes,
 		},
+	}
+	if cfg.EventsOnDisk {
+		r.stream = newPodStream()
+		r.auditTail = &auditTail{}
 	}
 	files := recordedFiles
 	if cfg.EndpointSlices {
@@ -261,9 +277,15 @@ func (r *Recorder) addPod(typ string, pod *corev1.Pod, at time.Time) {
 	}
 	e := evidence.PodEvent{ObservedAt: at, Type: typ, PodState: evidence.StateOf(pod), Object: raw}
 	line, lineErr := podEventLine(e)
+	// The whole object is in events.jsonl; memory keeps the state claims read.
+	e.Object = nil
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rec.PodEvents = append(r.rec.PodEvents, e)
+	if r.stream != nil {
+		r.stream.add(e)
+	} else {
+		r.rec.PodEvents = append(r.rec.PodEvents, e)
+	}
 	if lineErr != nil {
 		r.appendLine(evidence.EventsFile, e)
 	} else {
@@ -409,6 +431,12 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Steps = append([]evidence.Step(nil), r.rec.Steps...)
 	c.Actions = append([]evidence.Action(nil), r.rec.Actions...)
 	c.PodEvents = append([]evidence.PodEvent(nil), r.rec.PodEvents...)
+	if r.stream != nil {
+		c.PodEventsOnDisk(filepath.Join(r.cfg.Dir, evidence.EventsFile), r.stream.count)
+	}
+	if r.auditTail != nil && r.audit != nil {
+		c.AuditOnDisk(filepath.Join(r.cfg.Dir, evidence.AuditFile), r.auditTail.count)
+	}
 	c.KubeEvents = append([]evidence.KubeEvent(nil), r.rec.KubeEvents...)
 	c.NodeEvents = append([]evidence.NodeEvent(nil), r.rec.NodeEvents...)
 	c.Snapshots = append([]evidence.Snapshot(nil), r.rec.Snapshots...)
@@ -537,6 +565,9 @@ func (r *Recorder) Act(kind evidence.ActionKind, target string, request any, equ
 // recorded before the call count), or ctx ends. It waits on the watch, it
 // does not poll. On timeout the error says what was last seen.
 func (r *Recorder) WaitPod(ctx context.Context, pod, what string, cond func(evidence.PodEvent) bool) (evidence.PodEvent, error) {
+	if r.stream != nil {
+		return r.waitPodStream(ctx, pod, what, cond)
+	}
 	checked := 0
 	for {
 		ended := ctx.Err() != nil // give up only after a look that began after ctx ended
@@ -623,7 +654,13 @@ func now() time.Time { return time.Now().UTC().Round(0) }
 // order recorded (those recorded before the call first), until visit returns
 // true or ctx ends. Unlike WaitPod it never looks at an event twice, so a
 // lab waiting on thousands of pods costs one pass over the record.
+//
+// With Config.EventsOnDisk, of the events recorded before the call only
+// each pod's latest is visited (the others are on disk only).
 func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evidence.PodEvent) bool) error {
+	if r.stream != nil {
+		return r.waitStream(ctx, what, visit)
+	}
 	next := 0
 	for {
 		ended := ctx.Err() != nil

@@ -418,7 +418,11 @@ func (r *Recorder) podsMissingFrom(items []runtime.Object) []string {
 	defer r.mu.Unlock()
 	exists := map[string]bool{}
 	var order []string
-	for _, e := range r.rec.PodEvents {
+	events := r.rec.PodEvents
+	if r.stream != nil {
+		events = r.stream.latest
+	}
+	for _, e := range events {
 		if _, seen := exists[e.Name]; !seen {
 			order = append(order, e.Name)
 		}

@@ -89,44 +89,52 @@ func BuildAggregate(rec *evidence.Record, moments []Marker) Aggregate {
 			}
 		}
 	}
+	// A change is small (a pod's number, not its name): a run of tens of
+	// thousands of pods has hundreds of thousands of them.
 	type change struct {
-		at    time.Time
-		key   string
+		at    int64 // UnixNano
+		pod   int32
 		state string
 	}
 	var changes []change
 	var deleted []time.Time
-	seen := map[string]bool{}
-	for _, e := range rec.PodEvents {
+	pods := map[string]int32{} // name/UID → number
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
 		key := e.Name + "/" + e.UID
-		seen[key] = true
+		n, ok := pods[key]
+		if !ok {
+			n = int32(len(pods))
+			pods[key] = n
+		}
 		st := podStateOf(e)
-		changes = append(changes, change{e.ObservedAt, key, st})
+		changes = append(changes, change{e.ObservedAt.UnixNano(), n, st})
 		if st == StateGone {
 			deleted = append(deleted, e.ObservedAt)
 		}
-	}
-	ag.Pods = len(seen)
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+		return true
+	})
+	ag.Pods = len(pods)
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at < changes[j].at })
 	span := ag.End.Sub(ag.Start)
-	current := map[string]string{}
+	current := make([]string, len(pods)) // "" until the pod's first change
 	counts := map[string]int{}
 	next := 0
 	for i := 0; i <= aggregateSamples; i++ {
-		at := ag.Start.Add(time.Duration(float64(span) * float64(i) / aggregateSamples))
-		for ; next < len(changes) && !changes[next].at.After(at); next++ {
+		t := ag.Start.Add(time.Duration(float64(span) * float64(i) / aggregateSamples))
+		at := t.UnixNano()
+		for ; next < len(changes) && changes[next].at <= at; next++ {
 			c := changes[next]
-			if prev, ok := current[c.key]; ok {
+			if prev := current[c.pod]; prev != "" {
 				counts[prev]--
 			}
-			current[c.key] = c.state
+			current[c.pod] = c.state
 			counts[c.state]++
 		}
 		snapshot := map[string]int{}
 		for _, s := range aggregateOrder {
 			snapshot[s] = counts[s]
 		}
-		ag.Samples = append(ag.Samples, Counts{At: at, ByState: snapshot})
+		ag.Samples = append(ag.Samples, Counts{At: t, ByState: snapshot})
 	}
 	ag.Moments = actionMoments(rec)
 	for _, m := range moments {

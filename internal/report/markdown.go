@@ -189,13 +189,11 @@ func Markdown(run Run) []byte {
 		}
 	}
 
-	rows := timelineRows(rec)
-	shown := rows
-	if len(rows) > maxRows {
-		shown = rows[:maxRows]
-		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started): the first %d of %d records (all of them are in the JSONL files).\n\n<details><summary>The first %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", maxRows, len(rows), maxRows)
+	shown, total := timelineRows(rec)
+	if total > len(shown) {
+		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started): the first %d of %d records (all of them are in the JSONL files).\n\n<details><summary>The first %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", len(shown), total, len(shown))
 	} else {
-		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n<details><summary>All %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", len(rows))
+		p("## Timeline\n\nEverything recorded, in the order observed (times after the run started).\n\n<details><summary>All %d records</summary>\n\n| time | source | what |\n|---|---|---|\n", total)
 	}
 	for _, r := range shown {
 		p("| %s | %s | %s |\n", rel(rec.StartedAt, r.at), r.source, cell(r.what))
@@ -238,18 +236,44 @@ type row struct {
 	what   string
 }
 
-func timelineRows(rec *evidence.Record) []row {
-	var rows []row
+// earliestRows keeps the maxRows earliest rows added (in order, the stable
+// order of equal times kept) and counts them all: a run of hundreds of
+// thousands of records shows its first maxRows without holding every row.
+type earliestRows struct {
+	rows  []row
+	total int
+}
+
+func (c *earliestRows) add(r row) {
+	c.total++
+	c.rows = append(c.rows, r)
+	if len(c.rows) >= 4*maxRows {
+		c.trim()
+	}
+}
+
+func (c *earliestRows) trim() {
+	sort.SliceStable(c.rows, func(i, j int) bool { return c.rows[i].at.Before(c.rows[j].at) })
+	if len(c.rows) > maxRows {
+		c.rows = c.rows[:maxRows]
+	}
+}
+
+// timelineRows are the first maxRows records in the order observed, and how
+// many there are in all.
+func timelineRows(rec *evidence.Record) ([]row, int) {
+	var rows earliestRows
 	for _, a := range rec.Actions {
 		what := string(a.Kind) + " " + a.Target
 		if a.Error != "" {
 			what += " (failed: " + a.Error + ")"
 		}
-		rows = append(rows, row{a.StartedAt, "lab", what})
+		rows.add(row{a.StartedAt, "lab", what})
 	}
-	for _, e := range rec.PodEvents {
-		rows = append(rows, row{e.ObservedAt, "API watch", e.Name + " " + evidence.Describe(e)})
-	}
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
+		rows.add(row{e.ObservedAt, "API watch", e.Name + " " + evidence.Describe(e)})
+		return true
+	})
 	for _, o := range rec.Containers {
 		what := fmt.Sprintf("%s %s", o.Pod, o.State)
 		if o.State == "" {
@@ -267,16 +291,16 @@ func timelineRows(rec *evidence.Record) []row {
 				what += " " + o.Log.Signal + " logged"
 			}
 		}
-		rows = append(rows, row{o.ObservedAt, "crictl on " + o.Node, what})
+		rows.add(row{o.ObservedAt, "crictl on " + o.Node, what})
 	}
 	for _, n := range rec.NodeEvents {
-		rows = append(rows, row{n.ObservedAt, "node " + n.Name, fmt.Sprintf("%s Ready=%s %s", n.Type, n.Ready, n.Reason)})
+		rows.add(row{n.ObservedAt, "node " + n.Name, fmt.Sprintf("%s Ready=%s %s", n.Type, n.Ready, n.Reason)})
 	}
 	for _, k := range rec.KubeEvents {
-		rows = append(rows, row{k.ObservedAt, "event", fmt.Sprintf("%s %s: %s (%s)", k.Object, k.Reason, k.Message, k.Source)})
+		rows.add(row{k.ObservedAt, "event", fmt.Sprintf("%s %s: %s (%s)", k.Object, k.Reason, k.Message, k.Source)})
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].at.Before(rows[j].at) })
-	return rows
+	rows.trim()
+	return rows.rows, rows.total
 }
 
 func plural(n int, what string) string {

@@ -791,9 +791,7 @@ func lastTime(rec *evidence.Record) time.Time {
 			t = x
 		}
 	}
-	for _, e := range rec.PodEvents {
-		bump(e.ObservedAt)
-	}
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool { bump(e.ObservedAt); return true })
 	for _, o := range rec.Containers {
 		bump(o.ObservedAt)
 	}

@@ -3,6 +3,7 @@ package scale
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,14 +67,19 @@ const (
 )
 
 // facts is what the claims read from the record, indexed once: a run has
-// tens of thousands of events, so nothing here scans the record per pod.
+// hundreds of thousands of pod events, read back from events.jsonl as a
+// stream (evidence.EachPodEvent), so each pod keeps a summary, not its
+// events, and nothing here scans the record per pod.
 type facts struct {
 	size       Size
 	sizeOK     bool
 	before     *evidence.PodList
 	final      *evidence.PodList
-	events     map[string][]evidence.PodEvent
+	pods       map[string]*podFacts
 	order      []string // pods in order of first event
+	podEvents  int
+	relisted   int
+	readErr    error // reading the pod events back failed: the summaries stop there
 	create     evidence.Action
 	createOK   bool
 	nsDelete   evidence.Action
@@ -85,11 +91,107 @@ type facts struct {
 	goneOK     bool
 	usage      Usage
 	usageOK    bool
-	relisted   int
+	// gapLast is, for each pods-watch gap (by its place in rec.Gaps), the
+	// resourceVersion of the last watch event recorded before it began:
+	// where the broken watch had got to. A re-list's LISTED states do not
+	// count, and a bookmark is not recorded, so a watch that came back from a
+	// bookmark's version counts as not resumed (erring on failure).
+	gapLast map[int]string
+
+	// For the figures.
+	lastAdded, lastRunning, lastPlainDeleted, lastDeleted time.Time
+	plainDeleted, running                                 int
+	// markedToDeleted is, for each pod without a finalizer, its first
+	// event with a deletionTimestamp → its DELETED, in seconds.
+	markedToDeleted []float64
+	// deletes are the API server's delete requests on the run's pods, by
+	// sender (audit.jsonl); auditErr a read error of it.
+	deletes  map[string]*Deleter
+	auditErr error
 }
 
+// podFacts is one pod's events, summed up in the order recorded.
+type podFacts struct {
+	uid      string
+	mixedUID bool // its events carry more than one UID
+	added    int
+	deleted  int
+	// deletedAt is its first DELETED.
+	deletedAt    time.Time
+	afterDeleted []string // name@resourceVersion of events after the first DELETED
+	rvs          []string // every resourceVersion, to find one twice
+	dupes        []string
+	hasListed    bool // an event carries the LIST-before's resourceVersion
+	// ranBeforeDelete: Running and Ready on a fake node of the run, seen
+	// before the first event observed after the namespace delete began.
+	ranBeforeDelete bool
+	pastDelete      bool
+	firstRunning    bool // counted for the Running figure
+	// held: seen deleting (a deletionTimestamp) with the finalizer on.
+	held bool
+	// markedAt is its first event with a deletionTimestamp.
+	markedAt time.Time
+}
+
+// read sums up the whole record: readKept, then one pass over the pod events.
 func read(rec *evidence.Record) *facts {
-	f := &facts{events: map[string][]evidence.PodEvent{}, releases: map[string]evidence.Action{}}
+	f := readKept(rec)
+	listed := map[string]evidence.ListedPod{}
+	finalized := map[string]bool{}
+	if f.before != nil {
+		for _, p := range f.before.Pods {
+			listed[p.Name] = p
+			finalized[p.Name] = hasFinalizer(p.Finalizers)
+		}
+	}
+	f.readErr = rec.EachPodEvent(func(e evidence.PodEvent) bool {
+		f.add(e, listed[e.Name], finalized[e.Name])
+		for i, g := range rec.Gaps {
+			if g.Source == evidence.WatchPods && !e.ObservedAt.After(g.From) && e.Type != "LISTED" {
+				f.gapLast[i] = e.ResourceVersion
+			}
+		}
+		return true
+	})
+	f.deletes = map[string]*Deleter{}
+	f.auditErr = rec.EachAudit(func(e evidence.AuditEvent) bool {
+		if e.Resource != "pods" || e.Subresource != "" || (e.Verb != "delete" && e.Verb != "deletecollection") || e.Namespace != rec.Namespace {
+			return true
+		}
+		who := e.Sender()
+		d := f.deletes[who]
+		if d == nil {
+			agent, _, _ := strings.Cut(e.UserAgent, " ")
+			d = &Deleter{Sender: who, UserAgent: agent, first: e.ReceivedAt}
+			f.deletes[who] = d
+		}
+		d.Requests++
+		if e.Verb == "deletecollection" {
+			d.Collections++
+		}
+		switch {
+		case e.Code == 404:
+			d.NotFound++
+		case e.Code < 300 && e.Result == evidence.AuditGone && e.Verb == "delete":
+			d.Removed++
+		}
+		d.first, d.last = earlier(d.first, e.ReceivedAt), later(d.last, e.ReceivedAt)
+		return true
+	})
+	return f
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// readKept reads what the record keeps in memory: the notes, the LISTs and
+// the actions; not the pod events.
+func readKept(rec *evidence.Record) *facts {
+	f := &facts{pods: map[string]*podFacts{}, releases: map[string]evidence.Action{}, gapLast: map[int]string{}}
 	for _, n := range rec.Notes {
 		if rest, ok := strings.CutPrefix(n.Text, sizeNote); ok {
 			f.sizeOK = json.Unmarshal([]byte(rest), &f.size) == nil
@@ -108,15 +210,6 @@ func read(rec *evidence.Record) *facts {
 			f.before = l
 		case strings.HasPrefix(l.Why, listFinal):
 			f.final = l
-		}
-	}
-	for _, e := range rec.PodEvents {
-		if _, seen := f.events[e.Name]; !seen {
-			f.order = append(f.order, e.Name)
-		}
-		f.events[e.Name] = append(f.events[e.Name], e)
-		if e.Type == "LISTED" {
-			f.relisted++
 		}
 	}
 	for _, a := range rec.Actions {
@@ -140,20 +233,81 @@ func read(rec *evidence.Record) *facts {
 	return f
 }
 
-// deletedAt is the pod's first DELETED event.
-func (f *facts) deletedAt(pod string) (evidence.PodEvent, bool) {
-	for _, e := range f.events[pod] {
-		if e.Type == "DELETED" {
-			return e, true
+// add sums up one pod event, in the order recorded.
+func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bool) {
+	f.podEvents++
+	p := f.pods[e.Name]
+	if p == nil {
+		p = &podFacts{uid: e.UID}
+		f.pods[e.Name] = p
+		f.order = append(f.order, e.Name)
+	}
+	if e.Type == "LISTED" {
+		f.relisted++
+	}
+	if p.deleted > 0 {
+		p.afterDeleted = append(p.afterDeleted, e.Name+"@"+e.ResourceVersion)
+	}
+	switch e.Type {
+	case "ADDED":
+		p.added++
+	case "DELETED":
+		p.deleted++
+		if p.deleted == 1 {
+			p.deletedAt = e.ObservedAt
 		}
 	}
-	return evidence.PodEvent{}, false
+	if slices.Contains(p.rvs, e.ResourceVersion) {
+		p.dupes = append(p.dupes, e.Name+"@"+e.ResourceVersion)
+	}
+	p.rvs = append(p.rvs, e.ResourceVersion)
+	p.hasListed = p.hasListed || (listed.Name != "" && e.ResourceVersion == listed.ResourceVersion)
+	p.mixedUID = p.mixedUID || e.UID != p.uid
+	if f.nsDeleteOK && e.ObservedAt.After(f.nsDelete.StartedAt) {
+		p.pastDelete = true
+	}
+	if !p.pastDelete && isRunning(e) && strings.HasPrefix(e.NodeName, "scale-") {
+		p.ranBeforeDelete = true
+	}
+	if e.Type != "DELETED" && e.DeletionTimestamp != nil && e.HasFinalizer(Finalizer) {
+		p.held = true
+	}
+	if e.DeletionTimestamp != nil && p.markedAt.IsZero() {
+		p.markedAt = e.ObservedAt
+	}
+	if e.Type == "DELETED" && p.deleted == 1 && !finalized && !p.markedAt.IsZero() {
+		f.markedToDeleted = append(f.markedToDeleted, e.ObservedAt.Sub(p.markedAt).Seconds())
+	}
+	// The figures: the last ADDED, the last DELETED (of a pod without a
+	// finalizer too), and each pod's first Running.
+	switch {
+	case e.Type == "ADDED":
+		f.lastAdded = later(f.lastAdded, e.ObservedAt)
+	case e.Type == "DELETED":
+		f.lastDeleted = later(f.lastDeleted, e.ObservedAt)
+		if !finalized {
+			f.plainDeleted++
+			f.lastPlainDeleted = later(f.lastPlainDeleted, e.ObservedAt)
+		}
+	case isRunning(e) && !p.firstRunning:
+		p.firstRunning = true
+		f.running++
+		f.lastRunning = later(f.lastRunning, e.ObservedAt)
+	}
+}
+
+// deletedAt is the time of the pod's first DELETED event.
+func (f *facts) deletedAt(pod string) (time.Time, bool) {
+	if p := f.pods[pod]; p != nil && p.deleted > 0 {
+		return p.deletedAt, true
+	}
+	return time.Time{}, false
 }
 
 // Claims decides lab:scale's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	f := read(rec)
-	fig := FiguresOf(rec)
+	fig := figuresOf(f)
 	return []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
 }
 
@@ -184,17 +338,7 @@ func ran(f *facts, fig Figures) claims.Claim {
 	var notRunning []string
 	running := 0
 	for _, p := range f.before.Pods {
-		ok := false
-		for _, e := range f.events[p.Name] {
-			if f.nsDeleteOK && e.ObservedAt.After(f.nsDelete.StartedAt) {
-				break
-			}
-			if isRunning(e) && strings.HasPrefix(e.NodeName, "scale-") {
-				ok = true
-				break
-			}
-		}
-		if ok {
+		if pf := f.pods[p.Name]; pf != nil && pf.ranBeforeDelete {
 			running++
 		} else {
 			notRunning = append(notRunning, p.Name)
@@ -249,22 +393,16 @@ func held(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 		n++
 		rel, released := f.releases[p.Name]
 		d, isDeleted := f.deletedAt(p.Name)
-		seen := false
-		for _, e := range f.events[p.Name] {
-			if e.Type != "DELETED" && e.DeletionTimestamp != nil && e.HasFinalizer(Finalizer) {
-				seen = true
-				break
-			}
-		}
+		seen := f.pods[p.Name] != nil && f.pods[p.Name].held
 		switch {
-		case isDeleted && (!released || d.ObservedAt.Before(rel.StartedAt)):
+		case isDeleted && (!released || d.Before(rel.StartedAt)):
 			early = append(early, p.Name)
 		case !released:
 			unreleased = append(unreleased, p.Name)
 		case !isDeleted:
 			never = append(never, p.Name)
 		default:
-			worst = max(worst, d.ObservedAt.Sub(rel.StartedAt))
+			worst = max(worst, d.Sub(rel.StartedAt))
 		}
 		if !seen {
 			unheld = append(unheld, p.Name)
@@ -352,38 +490,25 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	var lost, dupes, stale, strangers, wrongUID, afterDeleted []string
 	added, dels := 0, 0
 	for _, p := range f.before.Pods {
-		nAdded, nDeleted := 0, 0
-		rvs := map[string]bool{}
-		hasListed := false
-		for _, e := range f.events[p.Name] {
-			if nDeleted > 0 {
-				afterDeleted = append(afterDeleted, p.Name+"@"+e.ResourceVersion)
-			}
-			switch e.Type {
-			case "ADDED":
-				nAdded++
-			case "DELETED":
-				nDeleted++
-			}
-			if rvs[e.ResourceVersion] {
-				dupes = append(dupes, p.Name+"@"+e.ResourceVersion)
-			}
-			rvs[e.ResourceVersion] = true
-			hasListed = hasListed || e.ResourceVersion == p.ResourceVersion
-			if e.UID != p.UID {
-				wrongUID = append(wrongUID, p.Name)
-			}
+		pf := f.pods[p.Name]
+		if pf == nil {
+			pf = &podFacts{uid: p.UID}
 		}
-		added += min(nAdded, 1)
-		dels += min(nDeleted, 1)
-		if nAdded == 0 || nDeleted == 0 {
+		added += min(pf.added, 1)
+		dels += min(pf.deleted, 1)
+		if pf.added == 0 || pf.deleted == 0 {
 			lost = append(lost, p.Name)
 		}
-		if nAdded > 1 || nDeleted > 1 {
+		if pf.added > 1 || pf.deleted > 1 {
 			dupes = append(dupes, p.Name)
 		}
-		if !hasListed {
+		dupes = append(dupes, pf.dupes...)
+		afterDeleted = append(afterDeleted, pf.afterDeleted...)
+		if !pf.hasListed {
 			stale = append(stale, p.Name)
+		}
+		if pf.mixedUID || pf.uid != p.UID {
+			wrongUID = append(wrongUID, p.Name)
 		}
 	}
 	for _, name := range f.order {
@@ -396,7 +521,8 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	v.Observe("pods_with_deleted", dels)
 	v.Observe("events_lost", len(lost))
 	v.Observe("duplicates", len(dupes))
-	v.Observe("pod_events", len(rec.PodEvents))
+	v.Observe("pod_events", f.podEvents)
+	v.Require(f.readErr == nil, "the pod events could not be read back whole: %v", f.readErr)
 	v.Require(len(lost) == 0, "%d pods lack their ADDED or DELETED: %s", len(lost), few(lost))
 	v.Require(len(dupes) == 0, "%d duplicate events: %s", len(dupes), few(dupes))
 	v.Require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
@@ -408,12 +534,12 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 		v.Require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))
 	}
 	gaps, resumed := 0, 0
-	for _, g := range rec.Gaps {
+	for i, g := range rec.Gaps {
 		if g.Source != evidence.WatchPods {
 			continue
 		}
 		gaps++
-		last := lastVersionBefore(rec.PodEvents, g.From)
+		last := f.gapLast[i] // the last watch event's resourceVersion before the gap
 		if g.ResumedFrom != "" && g.ResumedFrom == last {
 			resumed++
 			continue
@@ -428,23 +554,6 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 		v.Observe("recorder_bytes_written", f.usage.BytesWritten)
 	}
 	return v.Done()
-}
-
-// lastVersionBefore is the resourceVersion of the last watch event recorded
-// before t ("" if none): where a watch that broke at t had got to. A re-list's
-// LISTED states do not count, and a bookmark is not recorded, so a watch that
-// came back from a bookmark's version counts as not resumed (erring on failure).
-func lastVersionBefore(events []evidence.PodEvent, t time.Time) string {
-	last := ""
-	for _, e := range events {
-		if e.ObservedAt.After(t) {
-			continue
-		}
-		if e.Type != "LISTED" {
-			last = e.ResourceVersion
-		}
-	}
-	return last
 }
 
 func seconds(d time.Duration) float64 {

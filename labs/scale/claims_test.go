@@ -1,7 +1,9 @@
 package scale
 
 import (
+	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,22 @@ func TestRecordedRunPasses(t *testing.T) {
 	fig := FiguresOf(rec)
 	if fig.Size.Pods != 100 || fig.CreatePerSecond <= 0 || fig.RunningPerSecond <= 0 || fig.DeletedPerSecond <= 0 || fig.GoneAfterRelease <= 0 {
 		t.Errorf("figures of the recorded run: %+v", fig)
+	}
+	// The same record with its pod events on disk: the same claims, to the
+	// observed value, and the same figures.
+	inMemory := Claims(rec)
+	labtest.OnDisk(t, rec)
+	if rec.PodEvents != nil || rec.PodEventCount() != fig.PodEvents {
+		t.Fatalf("on disk: %d events in memory, count %d, want none and %d", len(rec.PodEvents), rec.PodEventCount(), fig.PodEvents)
+	}
+	onDisk := Claims(rec)
+	a, _ := json.Marshal(inMemory)
+	b, _ := json.Marshal(onDisk)
+	if !bytes.Equal(a, b) {
+		t.Errorf("claims decided from disk differ from those in memory:\n%s\n%s", a, b)
+	}
+	if got := FiguresOf(rec); !reflect.DeepEqual(got, fig) {
+		t.Errorf("figures from disk %+v, in memory %+v", got, fig)
 	}
 }
 
@@ -252,15 +270,22 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{ClaimRan},
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := load(t)
-			tc.mutate(t, rec)
-			if len(tc.fails) == 0 { // a record that contradicts nothing: every claim holds
-				labtest.OnlyFail(t, Claims(rec))
-				return
-			}
-			labtest.MustFail(t, Claims(rec), tc.fails...)
-		})
+		// Each record is decided twice: its pod events in memory, and read
+		// back from an events.jsonl as a run of thousands of pods keeps them.
+		for _, where := range []string{"in memory", "on disk"} {
+			t.Run(tc.name+"/"+where, func(t *testing.T) {
+				rec := load(t)
+				tc.mutate(t, rec)
+				if where == "on disk" {
+					labtest.OnDisk(t, rec)
+				}
+				if len(tc.fails) == 0 { // a record that contradicts nothing: every claim holds
+					labtest.OnlyFail(t, Claims(rec))
+					return
+				}
+				labtest.MustFail(t, Claims(rec), tc.fails...)
+			})
+		}
 	}
 }
 
@@ -283,5 +308,59 @@ func TestSizes(t *testing.T) {
 	seven := 7
 	if s := Flags(nil, &seven, nil, nil); s.Pods != 7 || s.FakeNodes != Default.FakeNodes {
 		t.Errorf("Flags: %+v", s)
+	}
+}
+
+// lastVersionBefore is the resourceVersion of the last watch event recorded
+// before t ("" if none), re-lists' LISTED states left out: where a watch
+// that broke at t had got to.
+func lastVersionBefore(events []evidence.PodEvent, t time.Time) string {
+	last := ""
+	for _, e := range events {
+		if !e.ObservedAt.After(t) && e.Type != "LISTED" {
+			last = e.ResourceVersion
+		}
+	}
+	return last
+}
+
+func TestSpreadOf(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
+	got := spreadOf(xs)
+	if want := (Spread{N: 10, P50: 5, P95: 10, P99: 10, Max: 10}); got != want {
+		t.Errorf("spreadOf: %+v, want %+v", got, want)
+	}
+	if (spreadOf(nil) != Spread{}) {
+		t.Error("spreadOf(nil) is not empty")
+	}
+}
+
+// TestDeleters reads who deleted the committed reference run's pods from its
+// audit log: the namespace controller marks them with collection deletes,
+// kwok removes each one. Without kwok's requests, kwok is not named.
+func TestDeleters(t *testing.T) {
+	rec := labtest.Load(t, "../../results/reference/scale")
+	by := map[string]Deleter{}
+	for _, d := range FiguresOf(rec).Deleters {
+		by[d.Sender] = d
+	}
+	kwok, ns := by["kwok-controller"], by["namespace-controller (kube-controller-manager)"]
+	if kwok.Removed == 0 || kwok.NotFound == 0 || kwok.PerSecond <= 0 || !strings.HasPrefix(kwok.UserAgent, "kwok") {
+		t.Errorf("kwok's deletes: %+v (all: %+v)", kwok, by)
+	}
+	if ns.Collections == 0 || ns.Removed != 0 {
+		t.Errorf("the namespace controller's deletes: %+v (all: %+v)", ns, by)
+	}
+	var kept []evidence.AuditEvent
+	for _, e := range rec.Audit {
+		if !strings.HasPrefix(e.UserAgent, "kwok") {
+			kept = append(kept, e)
+		}
+	}
+	rec.Audit = kept
+	for _, d := range FiguresOf(rec).Deleters {
+		if d.Sender == "kwok-controller" {
+			t.Errorf("kwok named as a deleter with none of its requests: %+v", d)
+		}
 	}
 }

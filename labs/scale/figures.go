@@ -2,6 +2,8 @@ package scale
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,38 +33,73 @@ type Figures struct {
 	// GoneAfterRelease: the last release's end → the namespace's DELETED.
 	GoneAfterRelease float64
 	PodEvents        int
-	Usage            Usage
-	UsageOK          bool
+	// MarkedToDeleted: for the pods without a finalizer, their first watch
+	// event with a deletionTimestamp → their DELETED (both the recorder's clock).
+	MarkedToDeleted Spread
+	// Deleters are the senders of delete requests on the run's pods, as the
+	// API server's audit log has them, most requests first.
+	Deleters []Deleter
+	Usage    Usage
+	UsageOK  bool
+}
+
+// Spread is a sample's percentiles, in seconds.
+type Spread struct {
+	N                  int
+	P50, P95, P99, Max float64
+}
+
+// spreadOf is the nearest-rank percentiles of xs (sorted in place).
+func spreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	sort.Float64s(xs)
+	at := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(xs)))) - 1
+		return round3(xs[max(0, min(len(xs)-1, i))])
+	}
+	return Spread{N: len(xs), P50: at(0.50), P95: at(0.95), P99: at(0.99), Max: round3(xs[len(xs)-1])}
+}
+
+// Deleter is one sender of delete requests on the run's pods: how many, how
+// many removed a pod then (the rest marked one, or found it gone), and at
+// what rate between its first and its last.
+type Deleter struct {
+	Sender    string
+	UserAgent string
+	Requests  int
+	// Collections are DELETEs of a collection (the namespace controller's):
+	// one request, many pods marked.
+	Collections int
+	// Removed: a delete that removed the pod; NotFound: one that found it
+	// already gone (404), a request spent on nothing.
+	Removed, NotFound int
+	PerSecond         float64
+	first, last       time.Time
 }
 
 // FiguresOf computes the figures from the record (pure).
-func FiguresOf(rec *evidence.Record) Figures {
-	f := read(rec)
-	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: len(rec.PodEvents)}
-	finalized := map[string]bool{}
-	if f.before != nil {
-		for _, p := range f.before.Pods {
-			finalized[p.Name] = hasFinalizer(p.Finalizers)
+func FiguresOf(rec *evidence.Record) Figures { return figuresOf(read(rec)) }
+
+func figuresOf(f *facts) Figures {
+	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: f.podEvents}
+	fig.MarkedToDeleted = spreadOf(slices.Clone(f.markedToDeleted))
+	for _, d := range f.deletes {
+		c := *d
+		if span := d.last.Sub(d.first).Seconds(); span > 0 {
+			c.PerSecond = round1(float64(d.Requests) / span)
 		}
+		c.first, c.last = time.Time{}, time.Time{}
+		fig.Deleters = append(fig.Deleters, c)
 	}
-	var lastAdded, lastRunning, lastPlainDeleted, lastDeleted time.Time
-	running := map[string]bool{}
-	plain := 0
-	for _, e := range rec.PodEvents {
-		switch {
-		case e.Type == "ADDED":
-			lastAdded = later(lastAdded, e.ObservedAt)
-		case e.Type == "DELETED":
-			lastDeleted = later(lastDeleted, e.ObservedAt)
-			if !finalized[e.Name] {
-				plain++
-				lastPlainDeleted = later(lastPlainDeleted, e.ObservedAt)
-			}
-		case isRunning(e) && !running[e.Name]:
-			running[e.Name] = true
-			lastRunning = later(lastRunning, e.ObservedAt)
+	sort.Slice(fig.Deleters, func(i, j int) bool {
+		a, b := fig.Deleters[i], fig.Deleters[j]
+		if a.Requests != b.Requests {
+			return a.Requests > b.Requests
 		}
-	}
+		return a.Sender < b.Sender
+	})
 	rate := func(n int, from, to time.Time) float64 {
 		if n == 0 || from.IsZero() || !to.After(from) {
 			return 0
@@ -70,12 +107,12 @@ func FiguresOf(rec *evidence.Record) Figures {
 		return round1(float64(n) / to.Sub(from).Seconds())
 	}
 	if f.createOK {
-		fig.CreatePerSecond = rate(f.size.Pods, f.create.StartedAt, lastAdded)
-		fig.RunningPerSecond = rate(len(running), f.create.StartedAt, lastRunning)
+		fig.CreatePerSecond = rate(f.size.Pods, f.create.StartedAt, f.lastAdded)
+		fig.RunningPerSecond = rate(f.running, f.create.StartedAt, f.lastRunning)
 	}
 	if f.nsDeleteOK {
-		fig.DeletedPerSecond = rate(plain, f.nsDelete.StartedAt, lastPlainDeleted)
-		fig.DeleteToLastDeleted = since(f.nsDelete.StartedAt, lastDeleted)
+		fig.DeletedPerSecond = rate(f.plainDeleted, f.nsDelete.StartedAt, f.lastPlainDeleted)
+		fig.DeleteToLastDeleted = since(f.nsDelete.StartedAt, f.lastDeleted)
 		fig.HeldFor = since(f.nsDelete.StartedAt, f.firstRel)
 		if f.goneOK {
 			fig.DeleteToNamespaceGone = since(f.nsDelete.StartedAt, f.gone.ObservedAt)
@@ -117,6 +154,16 @@ func (fig Figures) Rows() [][]string {
 		{"namespace delete → namespace gone", fmt.Sprintf("%.1f s", fig.DeleteToNamespaceGone)},
 		{"last release → namespace gone", fmt.Sprintf("%.1f s", fig.GoneAfterRelease)},
 		{"pod watch events recorded", fmt.Sprint(fig.PodEvents)},
+	}
+	if m := fig.MarkedToDeleted; m.N > 0 {
+		rows = append(rows, []string{"first seen deleting → DELETED, per pod without a finalizer", fmt.Sprintf("p50 %.1f s, p95 %.1f s, p99 %.1f s, max %.1f s (%d pods)", m.P50, m.P95, m.P99, m.Max, m.N)})
+	}
+	for _, d := range fig.Deleters {
+		what := fmt.Sprintf("%d requests at %.1f/s (first → last): %d removed a pod, %d found it already gone (404)", d.Requests, d.PerSecond, d.Removed, d.NotFound)
+		if d.Collections > 0 {
+			what = fmt.Sprintf("%d requests, %d of them on a collection (each marks many pods)", d.Requests, d.Collections)
+		}
+		rows = append(rows, []string{"DELETEs of the run's pods by " + d.Sender + " (" + d.UserAgent + ", audit log)", what})
 	}
 	if fig.UsageOK {
 		u := fig.Usage

@@ -29,6 +29,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -140,7 +141,7 @@ var Definition = lab.Definition{
 	Name:      "scale",
 	Question:  "What does deleting a namespace of thousands of pods on kwok fake nodes look like, some held by finalizers, under a chosen stage set — how fast is each stage, do the finalizer pods stay until released, how soon is the namespace gone after the last release — and does termlab's record hold every pod's ADDED and DELETED exactly once?",
 	Summary:   "a namespace of thousands of kwok pods deleted, finalizers released, the record checked complete against LISTs",
-	Uses:      lab.Uses{Worker: 0, FakeNode: true},
+	Uses:      lab.Uses{Worker: 0, FakeNode: true, ManyPods: true},
 	Manifests: []string{Manifest},
 	ByHand: []lab.HandStep{
 		{Title: "create fake nodes for kwok (annotation kwok.x-k8s.io/node=fake, labelled with the run id)",
@@ -154,17 +155,18 @@ var Definition = lab.Definition{
 		{Title: "release the finalizers", Do: []string{"for p in $(kubectl get pods -n {ns} -o name); do kubectl patch $p -n {ns} --type=merge -p '{\"metadata\":{\"finalizers\":null}}'; done"},
 			See: []string{"kubectl get namespace {ns}"}},
 	},
-	Steps:   steps,
-	Claims:  Claims,
-	Answer:  Answer,
-	Report:  Report,
-	Moments: Moments,
+	Steps:      steps,
+	StepsBound: func() lab.Bound { return stepsBound(current()) },
+	Claims:     Claims,
+	Answer:     Answer,
+	Report:     Report,
+	Moments:    Moments,
 }
 
 // Moments are the picture's marks besides the lab's actions: the namespace
 // gone, as its watch saw it.
 func Moments(rec *evidence.Record) []report.Marker {
-	f := read(rec)
+	f := readKept(rec)
 	if !f.goneOK || f.gone.AlreadyGone {
 		return nil
 	}
@@ -209,6 +211,27 @@ type NamespaceGone struct {
 // stage, far below what the claims' figures show).
 func waitFor(pods int) time.Duration { return time.Minute + time.Duration(pods)*50*time.Millisecond }
 
+// stepsBound is the sum of the steps' own bounds at the size: the runner's
+// fixed 10 minutes cut a 20,000-pod run in the middle of its deletion.
+func stepsBound(sz Size) lab.Bound {
+	send := func(n int) time.Duration { return time.Duration(n) * time.Second / requestRate }
+	allow := waitFor(sz.FakeNodes) + // fake nodes Ready
+		send(sz.Pods) + waitFor(sz.Pods) + // the creates, every pod Running
+		listCaughtUpWithin + // the LIST and the record caught up
+		waitFor(sz.Pods) + // every pod without a finalizer DELETED
+		send(sz.Finalized()) + waitFor(sz.Pods) + // the releases, the rest DELETED and the namespace gone
+		time.Minute // the final LIST
+	return lab.Bound{
+		What:  fmt.Sprintf("all of lab:scale's steps at %d pods on %d fake nodes", sz.Pods, sz.FakeNodes),
+		Allow: allow,
+		Why:   fmt.Sprintf("the sum of each step's bound: the requests at %d/s, and each wait 60 s + 50 ms per pod (a floor of 20 pods/s)", requestRate),
+	}
+}
+
+// listCaughtUpWithin bounds the wait for the record to hold every listed
+// pod's state: the watch is at most a moment behind the LIST.
+const listCaughtUpWithin = 30 * time.Second
+
 // workers is how many requests the lab has in flight at once, and
 // requestRate the most it sends per second. Twice what this machine runs
 // pods at (≈50/s Running) keeps the API server fed without a storm: at 320
@@ -219,7 +242,7 @@ const (
 	requestRate = 100
 )
 
-func steps(ctx context.Context, r *lab.Run) error {
+func steps(ctx context.Context, r *lab.Run) (err error) {
 	sz := current()
 	if err := sz.Validate(); err != nil {
 		return err
@@ -245,6 +268,14 @@ func steps(ctx context.Context, r *lab.Run) error {
 	began := time.Now()
 
 	defer func() {
+		// A failed or cut run: its pods go at once, not over minutes.
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), forceDeleteWithin(sz))
+			defer cancel()
+			if ferr := forceDeletePods(cctx, r); ferr != nil {
+				r.Log.Warnf("force-deleting the run's pods: %v", ferr)
+			}
+		}
 		// Every exit path: the run's fake nodes go. A killed run's are
 		// removed by the next run's repair (internal/lab.RepairLeftovers).
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -360,6 +391,53 @@ func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
 	return nil
 }
 
+// forceDeletePods removes what a failed or cut run left of its pods at once:
+// their finalizers, then every pod with grace period 0. They are kwok pods,
+// with no container anywhere, so a force delete hides no process; left to
+// the namespace controller and kwok, tens of thousands would drain for many
+// minutes after the run ended (about 40 a second here).
+func forceDeletePods(ctx context.Context, r *lab.Run) error {
+	sel := lab.RunIDLabel + "=" + r.ID
+	pods := r.Env.Client.CoreV1().Pods(r.Namespace)
+	l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("listing the run's pods: %w", err)
+	}
+	var held []string
+	for _, p := range l.Items {
+		if len(p.Finalizers) > 0 {
+			held = append(held, p.Name)
+		}
+	}
+	if len(l.Items) == 0 {
+		return nil
+	}
+	r.Infof("cleanup: force-deleting the run's %d pods (%d with a finalizer): kwok pods, no container to outlive them", len(l.Items), len(held))
+	zero := int64(0)
+	req := map[string]any{"verb": "DELETE", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "labelSelector": sel, "gracePeriodSeconds": 0,
+		"after": fmt.Sprintf("PATCH {\"metadata\":{\"finalizers\":null}} on the %d pods with a finalizer", len(held))}
+	return r.Act("cleanup-force-delete-pods", fmt.Sprintf("the run's %d pods", len(l.Items)), req,
+		fmt.Sprintf("kubectl patch pods -n %s -l %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}' && kubectl delete pods -n %s -l %s --grace-period=0 --force", r.Namespace, sel, r.Namespace, sel), func() error {
+			err := parallel(ctx, len(held), func(ctx context.Context, i int) error {
+				_, err := pods.Patch(ctx, held[i], types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("removing the finalizers: %w", err)
+			}
+			return pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
+		})
+}
+
+// forceDeleteWithin bounds forceDeletePods: the releases at the lab's rate,
+// and the API server deleting every pod in one request (a few ms each).
+func forceDeleteWithin(sz Size) time.Duration {
+	return time.Minute + time.Duration(sz.Finalized())*time.Second/requestRate + time.Duration(sz.Pods)*5*time.Millisecond
+}
+
 func deleteNodes(ctx context.Context, r *lab.Run) error {
 	sel := lab.RunIDLabel + "=" + r.ID
 	return r.Act("cleanup-fake-nodes", "the run's fake nodes", map[string]any{"verb": "DELETE", "path": "/api/v1/nodes", "labelSelector": sel},
@@ -464,7 +542,7 @@ func listCaughtUp(ctx context.Context, r *lab.Run, sz Size) error {
 		want[p.Name] = p.ResourceVersion
 	}
 	r.Infof("LIST at resourceVersion %s: %d pods", l.ResourceVersion, len(l.Pods))
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, listCaughtUpWithin)
 	defer cancel()
 	err = r.Rec.WaitEvents(wctx, "the record to hold every listed pod's state", func(e evidence.PodEvent) bool {
 		if rv, ok := want[e.Name]; ok && rv == e.ResourceVersion {
@@ -694,7 +772,7 @@ func usage(r *lab.Run, cpu0 syscall.Rusage, began time.Time) Usage {
 		WallSeconds: round3(time.Since(began).Seconds()),
 		PeakRSSMiB:  round3(float64(ru.Maxrss) / 1024), // Linux: KiB
 		Files:       map[string]int64{},
-		PodEvents:   len(r.Rec.Record().PodEvents),
+		PodEvents:   r.Rec.PodEventCount(),
 	}
 	// Every JSONL file the recorder appends to as things happen.
 	jsonl, _ := filepath.Glob(filepath.Join(r.Dir, "*.jsonl"))

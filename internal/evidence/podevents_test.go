@@ -1,0 +1,64 @@
+package evidence
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPodEventsOnDisk(t *testing.T) {
+	at := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+	grace := int64(0)
+	events := []PodEvent{
+		{ObservedAt: at, Type: "ADDED", PodState: PodState{Name: "a", UID: "u1", ResourceVersion: "1", Phase: "Pending", Labels: map[string]string{}}},
+		{ObservedAt: at.Add(time.Second), Type: "MODIFIED", PodState: PodState{Name: "a", UID: "u1", ResourceVersion: "2", Phase: "Running", DeletionTimestamp: &at, DeletionGracePeriodSeconds: &grace, Finalizers: []string{"f"}, Labels: map[string]string{"termlab.dev/stage-set": "faithful"}}},
+		{ObservedAt: at.Add(2 * time.Second), Type: "DELETED", PodState: PodState{Name: "a", UID: "u1", ResourceVersion: "3"}},
+	}
+	var b strings.Builder
+	for i, e := range events {
+		// The object holds the line's member names again, and one object is
+		// larger than the reader's buffer.
+		e.Object = json.RawMessage(`{"metadata":{"annotations":{"x":"y","object":"z"}},"status":{"phase":"Failed","type":"LISTED"}}`)
+		if i == 1 {
+			e.Object = json.RawMessage(`{"big":"` + strings.Repeat("x", 3<<20) + `"}`)
+		}
+		line, _ := json.Marshal(e)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteString(`{"observed_at":"2026-12-05T04:00:03Z","type":"ADDED","name":"b"`) // being written: no newline yet
+	path := filepath.Join(t.TempDir(), EventsFile)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := &Record{}
+	rec.PodEventsOnDisk(path, 3)
+	var got []PodEvent
+	if err := rec.EachPodEvent(func(e PodEvent) bool { got = append(got, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(events)
+	have, _ := json.Marshal(got)
+	if string(want) != string(have) {
+		t.Errorf("read back:\n%s\nwant\n%s", have, want)
+	}
+	if rec.PodEventCount() != 3 || len(rec.EventsFor("a")) != 3 || len(rec.Pods()) != 1 {
+		t.Errorf("count %d, events of a %d, pods %v", rec.PodEventCount(), len(rec.EventsFor("a")), rec.Pods())
+	}
+	// Stopping early reads no further.
+	n := 0
+	_ = rec.EachPodEvent(func(PodEvent) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("visit returned false, yet %d events were visited", n)
+	}
+	// A broken line is an error naming it.
+	if err := os.WriteFile(path, []byte("{\"type\":\"ADDED\"}\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.EachPodEvent(func(PodEvent) bool { return true }); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a broken line: %v", err)
+	}
+}
