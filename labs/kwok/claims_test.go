@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,19 @@ func TestContradictingRecordsFail(t *testing.T) {
 						}
 						delete(req["body"].(map[string]any)["metadata"].(map[string]any)["labels"].(map[string]any), kwok.StageSetLabel)
 						rec.Actions[i].Request, _ = json.Marshal(req)
+					}
+				}
+			},
+			fails: []string{"kwok.stage_sets"},
+		},
+		{
+			name: "a fake pod's API object carried another stage set (the label as the recorder keeps it on each event)",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == "plain-kwok-v07-fast" && e.Type == "MODIFIED" {
+						rec.PodEvents[i].Labels = map[string]string{kwok.StageSetLabel: kwok.SetFaithful}
+						rec.PodEvents[i].Object = nil
+						break
 					}
 				}
 			},
@@ -276,5 +290,13 @@ func TestSequencePlacesTheLabsRequests(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The stage-set label is one the recorder keeps on every pod event: the
+// claim that each pod kept its set reads it there.
+func TestStageSetLabelIsRecorded(t *testing.T) {
+	if !slices.Contains(evidence.RecordedLabels, kwok.StageSetLabel) {
+		t.Errorf("evidence.RecordedLabels %v lacks %s", evidence.RecordedLabels, kwok.StageSetLabel)
 	}
 }
