@@ -62,3 +62,36 @@ func TestPodEventsOnDisk(t *testing.T) {
 		t.Errorf("a broken line: %v", err)
 	}
 }
+
+// BenchmarkEachPodEventOnDisk reads back pod events as lab:scale writes them
+// (a 4 KB object on each line, as a kwok pod's is): the cost of each of the
+// claims' and the report's passes over a run's events.jsonl.
+func BenchmarkEachPodEventOnDisk(b *testing.B) {
+	at := time.Date(2026, 12, 5, 4, 0, 0, 0, time.UTC)
+	object := json.RawMessage(`{"kind":"Pod","metadata":{"name":"scale-00001","annotations":{"a":"` + strings.Repeat("x", 4000) + `"}}}`)
+	var buf strings.Builder
+	const n = 20000
+	for i := 0; i < n; i++ {
+		e := PodEvent{ObservedAt: at.Add(time.Duration(i) * time.Millisecond), Type: "MODIFIED", Object: object,
+			PodState: PodState{Name: "scale-00001", UID: "3192f730-db06-4271-b9dd-04c1bb742bfd", ResourceVersion: "116288", NodeName: "scale-20261205-040000-abcd-001", Phase: "Running", Ready: "True",
+				Containers: []ContainerState{{Name: "app", ContainerID: strings.Repeat("a", 64), State: "running", StartedAt: &at}}, Labels: map[string]string{"termlab.dev/stage-set": "faithful"}}}
+		line, _ := json.Marshal(e)
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	path := filepath.Join(b.TempDir(), EventsFile)
+	if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	rec := &Record{}
+	rec.PodEventsOnDisk(path, n)
+	b.SetBytes(int64(buf.Len()))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		seen := 0
+		if err := rec.EachPodEvent(func(PodEvent) bool { seen++; return true }); err != nil || seen != n {
+			b.Fatalf("%d events, %v", seen, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+}
