@@ -5,7 +5,9 @@
 package credscan
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,19 +15,22 @@ import (
 )
 
 // credentialPatterns are what must never appear in a run folder.
+// need is a literal every match contains ("" when there is none to use):
+// most blocks of a large file hold none, and then the pattern is not run.
 var credentialPatterns = []struct {
 	name string
+	need string
 	re   *regexp.Regexp
 }{
-	{"PEM certificate", regexp.MustCompile(`BEGIN CERTIFICATE`)},
-	{"PEM private key", regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
-	{"RSA key", regexp.MustCompile(`BEGIN RSA`)},
-	{"kubeconfig client key", regexp.MustCompile(`client-key-data`)},
-	{"kubeconfig client certificate", regexp.MustCompile(`client-certificate-data`)},
-	{"kubeconfig CA data", regexp.MustCompile(`certificate-authority-data`)},
-	{"token field", regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
-	{"bearer token", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
-	{"JSON web token", regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
+	{"PEM certificate", "BEGIN", regexp.MustCompile(`BEGIN CERTIFICATE`)},
+	{"PEM private key", "BEGIN", regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
+	{"RSA key", "BEGIN", regexp.MustCompile(`BEGIN RSA`)},
+	{"kubeconfig client key", "client-key-data", regexp.MustCompile(`client-key-data`)},
+	{"kubeconfig client certificate", "client-certificate-data", regexp.MustCompile(`client-certificate-data`)},
+	{"kubeconfig CA data", "certificate-authority-data", regexp.MustCompile(`certificate-authority-data`)},
+	{"token field", "token", regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
+	{"bearer token", "", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
+	{"JSON web token", "eyJhbGciOi", regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
 }
 
 // Leak is a credential-like string found in a file.
@@ -47,21 +52,74 @@ func Dir(dir string) ([]Leak, error) {
 		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
 			return nil
 		}
-		b, err := os.ReadFile(path)
+		rel, _ := filepath.Rel(dir, path)
+		found, err := file(path, rel)
 		if err != nil {
 			return fmt.Errorf("reading %s for the credentials check: %w", path, err)
 		}
-		rel, _ := filepath.Rel(dir, path)
-		leaks = append(leaks, Bytes(rel, b)...)
+		leaks = append(leaks, found...)
 		return nil
 	})
 	return leaks, err
+}
+
+// block is how much of a file is scanned at once: a lab:scale run's
+// events.jsonl is gigabytes, and must not be read into memory whole.
+const block = 4 << 20
+
+// overlap is what a block keeps of the one before when no line ends in it:
+// far longer than the shortest text any pattern matches.
+const overlap = 4 << 10
+
+// file scans the file a block at a time, each block ending at a line's end
+// (the patterns match within a line), and reports each pattern once.
+func file(path, name string) ([]Leak, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	seen := map[string]bool{}
+	var leaks []Leak
+	buf := make([]byte, 0, block+overlap)
+	for {
+		n, err := io.ReadFull(f, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		end := err != nil // io.EOF or io.ErrUnexpectedEOF: the last block
+		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+			return nil, err
+		}
+		// Scanned: up to the last line's end, and the rest begins the next
+		// block; or, when no line ends here, all of it, and the next block
+		// begins with its last overlap bytes again.
+		scan, next := len(buf), len(buf)
+		if !end {
+			if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+				scan, next = i+1, i+1
+			} else {
+				next = len(buf) - overlap
+			}
+		}
+		for _, l := range Bytes(name, buf[:scan]) {
+			if !seen[l.Pattern] {
+				seen[l.Pattern] = true
+				leaks = append(leaks, l)
+			}
+		}
+		if end {
+			return leaks, nil
+		}
+		buf = append(buf[:0], buf[next:]...)
+	}
 }
 
 // Bytes reports what in b, the content of file name, looks like a credential.
 func Bytes(name string, b []byte) []Leak {
 	var leaks []Leak
 	for _, p := range credentialPatterns {
+		if p.need != "" && !bytes.Contains(b, []byte(p.need)) {
+			continue
+		}
 		if p.re.Match(b) {
 			leaks = append(leaks, Leak{File: name, Pattern: p.name})
 		}

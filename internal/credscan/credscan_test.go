@@ -3,6 +3,7 @@ package credscan
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,34 @@ func TestBytes(t *testing.T) {
 	}
 	if l := Bytes("x", []byte("phase: Running")); len(l) != 0 {
 		t.Errorf("false alarm: %v", l)
+	}
+}
+
+// A file larger than a block is scanned a block at a time: a credential
+// across two blocks, in a line longer than a block or after many lines, is
+// still found; a file without one is clean.
+func TestDirScansLargeFilesInBlocks(t *testing.T) {
+	dir := t.TempDir()
+	jwt := "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0"
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("x", block-10) + jwt + strings.Repeat("y", block) // one line, the token across the first block's end
+	write("long.jsonl", long)
+	lines := strings.Repeat(`{"a":"`+strings.Repeat("z", 1000)+`"}`+"\n", 3*block/1000) + "client-key-data: abc\n"
+	write("lines.jsonl", lines)
+	write("clean.jsonl", strings.Repeat(`{"token_count":1}`+"\n", block/8))
+	leaks, err := Dir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range leaks {
+		got[l.File] += l.Pattern + ";"
+	}
+	if got["long.jsonl"] != "JSON web token;" || got["lines.jsonl"] != "kubeconfig client key;" || got["clean.jsonl"] != "" {
+		t.Errorf("leaks %v", got)
 	}
 }

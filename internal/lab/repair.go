@@ -133,20 +133,20 @@ func RemoveLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		stale = append(stale, ns.Name)
 	}
 
-	podList, err := core.Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
-	if err != nil {
-		return repairs, errors.Join(append(errs, fmt.Errorf("listing pods of earlier runs: %w", err))...)
-	}
 	stuck := map[string][]string{}
-	for _, p := range podList.Items {
+	_, err = EachPod(ctx, core.Pods(metav1.NamespaceAll), metav1.ListOptions{LabelSelector: RunIDLabel}, func(p *corev1.Pod) error {
 		if p.Labels[RunIDLabel] == currentRunID || kept[p.Namespace] || len(p.Finalizers) == 0 {
-			continue
+			return nil
 		}
 		if err := ReleaseFinalizers(ctx, env.Client, p.Namespace, p.Name); err != nil {
 			errs = append(errs, fmt.Errorf("leftover pod %s/%s with finalizers %v: %w", p.Namespace, p.Name, p.Finalizers, err))
-			continue
+			return nil
 		}
 		stuck[p.Namespace] = append(stuck[p.Namespace], fmt.Sprintf("%s %v", p.Name, p.Finalizers))
+		return nil
+	})
+	if err != nil {
+		return repairs, errors.Join(append(errs, fmt.Errorf("listing pods of earlier runs: %w", err))...)
 	}
 	nsNames := make([]string, 0, len(stuck))
 	for ns := range stuck {

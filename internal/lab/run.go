@@ -480,16 +480,19 @@ func (r *Run) cleanup(ctx context.Context) error {
 		}
 		r.Log.Infof("cleanup: keeping namespace %s and its pods (finalizers included): kubectl get pods -n %s", r.Namespace, r.Namespace)
 	} else {
-		list, err := r.Env.Client.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel + "=" + r.ID})
+		var held []string
+		_, err := EachPod(ctx, r.Env.Client.CoreV1().Pods(r.Namespace), metav1.ListOptions{LabelSelector: RunIDLabel + "=" + r.ID}, func(p *corev1.Pod) error {
+			if len(p.Finalizers) > 0 {
+				held = append(held, p.Name)
+			}
+			return nil
+		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("listing the run's pods: %w", err))
-		} else {
-			for _, p := range list.Items {
-				if len(p.Finalizers) > 0 {
-					if err := r.removeFinalizers(ctx, evidence.ActionCleanupRemoveFinalizers, p.Name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
-						errs = append(errs, err)
-					}
-				}
+		}
+		for _, name := range held {
+			if err := r.removeFinalizers(ctx, evidence.ActionCleanupRemoveFinalizers, name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
+				errs = append(errs, err)
 			}
 		}
 		if err := r.deleteNamespace(ctx); err != nil {

@@ -682,18 +682,34 @@ func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evide
 	}
 }
 
+// listPage is how many pods one page of ListPods holds.
+const listPage = 500
+
 // ListPods LISTs the run's pods (the recorder's own selector) and adds the
 // answer to the record, in the current step: names, UIDs, resourceVersions
 // and finalizers, to check the watch's record against.
 func (r *Recorder) ListPods(ctx context.Context, why string) (evidence.PodList, error) {
 	at := now()
-	l, err := r.cfg.Client.CoreV1().Pods(r.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: r.cfg.PodSelector})
-	if err != nil {
-		return evidence.PodList{}, fmt.Errorf("listing the run's pods (%s): %w", why, err)
-	}
-	pl := evidence.PodList{Why: why, At: at, ResourceVersion: l.ResourceVersion, Pods: make([]evidence.ListedPod, 0, len(l.Items))}
-	for _, p := range l.Items {
-		pl.Pods = append(pl.Pods, evidence.ListedPod{Name: p.Name, UID: string(p.UID), ResourceVersion: p.ResourceVersion, Finalizers: p.Finalizers})
+	pl := evidence.PodList{Why: why, At: at}
+	// A page at a time: a LIST of 50,000 whole pods, decoded at once, is
+	// most of a gigabyte; each page is read down to what the record keeps.
+	// The pages after the first are served from the first one's snapshot.
+	opts := metav1.ListOptions{LabelSelector: r.cfg.PodSelector, Limit: listPage}
+	for {
+		l, err := r.cfg.Client.CoreV1().Pods(r.cfg.Namespace).List(ctx, opts)
+		if err != nil {
+			return evidence.PodList{}, fmt.Errorf("listing the run's pods (%s, %d listed so far): %w", why, len(pl.Pods), err)
+		}
+		if pl.ResourceVersion == "" {
+			pl.ResourceVersion = l.ResourceVersion
+		}
+		for _, p := range l.Items {
+			pl.Pods = append(pl.Pods, evidence.ListedPod{Name: p.Name, UID: string(p.UID), ResourceVersion: p.ResourceVersion, Finalizers: p.Finalizers})
+		}
+		if l.Continue == "" {
+			break
+		}
+		opts.Continue = l.Continue
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -399,24 +399,24 @@ func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
 func forceDeletePods(ctx context.Context, r *lab.Run) error {
 	sel := lab.RunIDLabel + "=" + r.ID
 	pods := r.Env.Client.CoreV1().Pods(r.Namespace)
-	l, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return fmt.Errorf("listing the run's pods: %w", err)
-	}
 	var held []string
-	for _, p := range l.Items {
+	n, err := lab.EachPod(ctx, pods, metav1.ListOptions{LabelSelector: sel}, func(p *corev1.Pod) error {
 		if len(p.Finalizers) > 0 {
 			held = append(held, p.Name)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing the run's pods: %w", err)
 	}
-	if len(l.Items) == 0 {
+	if n == 0 {
 		return nil
 	}
-	r.Infof("cleanup: force-deleting the run's %d pods (%d with a finalizer): kwok pods, no container to outlive them", len(l.Items), len(held))
+	r.Infof("cleanup: force-deleting the run's %d pods (%d with a finalizer): kwok pods, no container to outlive them", n, len(held))
 	zero := int64(0)
 	req := map[string]any{"verb": "DELETE", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "labelSelector": sel, "gracePeriodSeconds": 0,
 		"after": fmt.Sprintf("PATCH {\"metadata\":{\"finalizers\":null}} on the %d pods with a finalizer", len(held))}
-	return r.Act("cleanup-force-delete-pods", fmt.Sprintf("the run's %d pods", len(l.Items)), req,
+	return r.Act("cleanup-force-delete-pods", fmt.Sprintf("the run's %d pods", n), req,
 		fmt.Sprintf("kubectl patch pods -n %s -l %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}' && kubectl delete pods -n %s -l %s --grace-period=0 --force", r.Namespace, sel, r.Namespace, sel), func() error {
 			err := parallel(ctx, len(held), func(ctx context.Context, i int) error {
 				_, err := pods.Patch(ctx, held[i], types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
