@@ -192,7 +192,9 @@ func ParseAuditLine(line []byte) (e AuditEvent, ok bool, err error) {
 	switch e.Verb {
 	case "delete", "deletecollection":
 		e.GracePeriodSeconds, e.PropagationPolicy = deleteOptions(raw.RequestObject, raw.RequestURI)
-		e.Result, e.DeletionGracePeriodSeconds = deleteResult(raw.ResponseObject)
+		if e.Verb == "delete" { // a collection's answer is a list: no one object's result
+			e.Result, e.DeletionGracePeriodSeconds = deleteResult(raw.ResponseObject)
+		}
 	case "patch", "update":
 		if e.Subresource == "" && len(raw.RequestObject) > 0 && e.Resource != "nodes" && len(raw.RequestObject) <= maxPatch {
 			var compact bytes.Buffer

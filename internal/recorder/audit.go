@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,24 +137,70 @@ const auditChunk = 4 << 20
 
 // completeLines reads path on node from offset, a chunk at a time (dd by
 // byte offset), and returns the complete lines (the server may be writing
-// the last one).
-func completeLines(ctx context.Context, node Node, path string, offset int64) ([]byte, error) {
-	var data []byte
+// the last one) and the offset after them. A line longer than a chunk is
+// skipped, not held: the namespace controller's DELETE of a collection is
+// logged with its whole response, every pod it marked, tens of megabytes at
+// lab:scale's sizes; such a line, once complete, is described in skipped.
+// (Reading stopped at such a line before: every later request was lost.)
+func completeLines(ctx context.Context, node Node, path string, offset int64) (data []byte, next int64, skipped []string, err error) {
 	for {
 		out := run(ctx, node, "dd", "if="+path, "bs=1M", "iflag=skip_bytes,count_bytes", "skip="+strconv.FormatInt(offset, 10), "count="+strconv.Itoa(auditChunk), "status=none")
 		if out.err != nil {
-			return nil, fmt.Errorf("reading the audit log from byte %d: %w", offset, out.err)
+			return nil, offset, skipped, fmt.Errorf("reading the audit log from byte %d: %w", offset, out.err)
 		}
 		end := bytes.LastIndexByte(out.stdout, '\n')
 		if end < 0 {
-			return data, nil // nothing complete yet (audit lines are kilobytes, far short of a chunk)
+			if len(out.stdout) < auditChunk {
+				return data, offset, skipped, nil // nothing complete yet
+			}
+			// A line longer than a chunk begins here.
+			length, err := skipLine(ctx, node, path, offset, out.stdout)
+			if err != nil || length == 0 {
+				return data, offset, skipped, err // not complete yet: read again from its start
+			}
+			skipped = append(skipped, fmt.Sprintf("%s (%.1f MB at byte %d)", describeLine(out.stdout), float64(length)/1e6, offset))
+			offset += length
+			continue
 		}
 		data = append(data, out.stdout[:end+1]...)
 		offset += int64(end + 1)
 		if len(out.stdout) < auditChunk {
-			return data, nil
+			return data, offset, skipped, nil
 		}
 	}
+}
+
+// skipLine is the length, newline included, of the line at offset whose
+// first chunk is first, reading on a chunk at a time without keeping any;
+// 0 when the line is not complete yet.
+func skipLine(ctx context.Context, node Node, path string, offset int64, first []byte) (int64, error) {
+	length := int64(len(first))
+	for {
+		out := run(ctx, node, "dd", "if="+path, "bs=1M", "iflag=skip_bytes,count_bytes", "skip="+strconv.FormatInt(offset+length, 10), "count="+strconv.Itoa(auditChunk), "status=none")
+		if out.err != nil {
+			return 0, fmt.Errorf("reading the audit log from byte %d: %w", offset+length, out.err)
+		}
+		if i := bytes.IndexByte(out.stdout, '\n'); i >= 0 {
+			return length + int64(i+1), nil
+		}
+		if len(out.stdout) < auditChunk {
+			return 0, nil
+		}
+		length += int64(len(out.stdout))
+	}
+}
+
+// lineFields finds an audit line's first fields; its times come last, after
+// the bodies, so a line too long to keep says only who sent what.
+var lineFields = regexp.MustCompile(`"auditID":"([^"]*)".*?"requestURI":"([^"]*)","verb":"([^"]*)","user":\{"username":"([^"]*)"`)
+
+// describeLine names the request of an audit line from its first chunk.
+func describeLine(prefix []byte) string {
+	m := lineFields.FindSubmatch(prefix[:min(len(prefix), 64<<10)])
+	if m == nil {
+		return "a line that does not begin as an audit event"
+	}
+	return fmt.Sprintf("%s %s by %s (auditID %s)", strings.ToUpper(string(m[3])), m[2], m[4], m[1])
 }
 
 // ReadAudit takes what the API server logged since the last read. It returns
@@ -179,10 +226,11 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 	case inode != a.inode:
 		// Rotated since the last read: the rest of the renamed file first.
 		if old := renamedLog(ctx, a.node, a.path, a.inode); old != "" {
-			rest, err := completeLines(ctx, a.node, old, a.offset)
+			rest, _, skipped, err := completeLines(ctx, a.node, old, a.offset)
 			if err != nil {
 				return nil, err
 			}
+			r.noteSkipped(skipped)
 			data = rest
 		} else {
 			r.Notef("the API server's audit log was rotated twice between two reads and the older file is gone: requests it logged after %d bytes are missing from %s", a.offset, evidence.AuditFile)
@@ -192,11 +240,12 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 		r.Notef("the API server's audit log shrank from %d to %d bytes during the run (truncated?): what it held past %d bytes is missing from %s", a.offset, size, size, evidence.AuditFile)
 		a.offset = 0
 	}
-	more, err := completeLines(ctx, a.node, a.path, a.offset)
+	more, next, skipped, err := completeLines(ctx, a.node, a.path, a.offset)
 	if err != nil {
-		return nil, err
+		return nil, err // read again from the same offset at the next read
 	}
-	a.offset += int64(len(more))
+	r.noteSkipped(skipped)
+	a.offset = next
 	data = append(data, more...)
 	events, bad := evidence.ParseAudit(data, a.filter)
 	a.bad += bad
@@ -242,6 +291,13 @@ func (r *Recorder) ReadAudit(ctx context.Context) ([]evidence.AuditEvent, error)
 		r.broadcast()
 	}
 	return kept, nil
+}
+
+// noteSkipped says in the record which audit lines were too long to keep.
+func (r *Recorder) noteSkipped(skipped []string) {
+	for _, s := range skipped {
+		r.Notef("an audit log line longer than one read (%d MiB) was skipped, not kept in %s: %s", auditChunk>>20, evidence.AuditFile, s)
+	}
 }
 
 // StopAudit reads the audit log a last time and closes audit.jsonl; call it

@@ -132,3 +132,30 @@ func TestWaitAuditBoundEndingMidReadNamesTheBound(t *testing.T) {
 		t.Fatalf("WaitAudit = %v, want the bound's cause", err)
 	}
 }
+
+// A line longer than one read (the namespace controller's DELETE of a
+// collection, logged with every pod it marked) is skipped and named in a
+// note; the lines after it are read. Half written, it is read again later.
+func TestAuditLineLongerThanARead(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "audit.log")
+	appendTo(t, log, auditLine("before-the-run"))
+	r := &Recorder{cfg: Config{Dir: dir, Namespace: "ns"}, changed: make(chan struct{}), step: -1}
+	if err := r.followLog(ctx, hostNode{}, log, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer r.StopAudit(ctx)
+	huge := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"RequestResponse","auditID":"big-1","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/ns/pods","verb":"deletecollection","user":{"username":"system:serviceaccount:kube-system:namespace-controller"},"responseObject":{"items":"` + strings.Repeat("x", 2*auditChunk+100)
+	appendTo(t, log, auditLine("a1"), huge)
+	if _, err := r.ReadAudit(ctx); err != nil || ids(r) != "a1" || len(r.rec.Notes) != 0 {
+		t.Fatalf("with the long line half written: %q %v %+v", ids(r), err, r.rec.Notes)
+	}
+	appendTo(t, log, `"}}`+"\n", auditLine("a2"), auditLine("a3"))
+	if _, err := r.ReadAudit(ctx); err != nil || ids(r) != "a1,a2,a3" {
+		t.Fatalf("after the long line: %q %v", ids(r), err)
+	}
+	if len(r.rec.Notes) != 1 || !strings.Contains(r.rec.Notes[0].Text, "DELETECOLLECTION /api/v1/namespaces/ns/pods by system:serviceaccount:kube-system:namespace-controller (auditID big-1) (8.4 MB") {
+		t.Errorf("the skipped line is not noted: %+v", r.rec.Notes)
+	}
+}
