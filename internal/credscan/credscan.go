@@ -15,22 +15,25 @@ import (
 )
 
 // credentialPatterns are what must never appear in a run folder.
-// need is a literal every match contains ("" when there is none to use):
-// most blocks of a large file hold none, and then the pattern is not run.
+// need is a literal every match contains, in lower case when fold (the
+// pattern ignores case): the pattern runs only on a window around each place
+// the literal is, from just before it to window bytes on, for a file of
+// gigabytes holds the literal, if at all, far less often than it holds bytes.
 var credentialPatterns = []struct {
 	name string
 	need string
+	fold bool
 	re   *regexp.Regexp
 }{
-	{"PEM certificate", "BEGIN", regexp.MustCompile(`BEGIN CERTIFICATE`)},
-	{"PEM private key", "BEGIN", regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
-	{"RSA key", "BEGIN", regexp.MustCompile(`BEGIN RSA`)},
-	{"kubeconfig client key", "client-key-data", regexp.MustCompile(`client-key-data`)},
-	{"kubeconfig client certificate", "client-certificate-data", regexp.MustCompile(`client-certificate-data`)},
-	{"kubeconfig CA data", "certificate-authority-data", regexp.MustCompile(`certificate-authority-data`)},
-	{"token field", "token", regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
-	{"bearer token", "", regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
-	{"JSON web token", "eyJhbGciOi", regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
+	{"PEM certificate", "BEGIN", false, regexp.MustCompile(`BEGIN CERTIFICATE`)},
+	{"PEM private key", "BEGIN", false, regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
+	{"RSA key", "BEGIN", false, regexp.MustCompile(`BEGIN RSA`)},
+	{"kubeconfig client key", "client-key-data", false, regexp.MustCompile(`client-key-data`)},
+	{"kubeconfig client certificate", "client-certificate-data", false, regexp.MustCompile(`client-certificate-data`)},
+	{"kubeconfig CA data", "certificate-authority-data", false, regexp.MustCompile(`certificate-authority-data`)},
+	{"token field", "token", false, regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
+	{"bearer token", "bearer", true, regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
+	{"JSON web token", "eyJhbGciOi", false, regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
 }
 
 // Leak is a credential-like string found in a file.
@@ -113,16 +116,44 @@ func file(path, name string) ([]Leak, error) {
 	}
 }
 
+// window is how far past its literal a pattern's match is looked for: the
+// longest match needs a few dozen bytes (a key, some spaces, a colon and
+// 8–16 characters); a run of more spaces than this is not looked at.
+const window = 256
+
 // Bytes reports what in b, the content of file name, looks like a credential.
 func Bytes(name string, b []byte) []Leak {
 	var leaks []Leak
+	var lower []byte
 	for _, p := range credentialPatterns {
-		if p.need != "" && !bytes.Contains(b, []byte(p.need)) {
-			continue
+		text := b
+		if p.fold {
+			if lower == nil {
+				lower = bytes.ToLower(b)
+			}
+			text = lower
 		}
-		if p.re.Match(b) {
+		if matchNear(p.re, b, text, []byte(p.need)) {
 			leaks = append(leaks, Leak{File: name, Pattern: p.name})
 		}
 	}
 	return leaks
+}
+
+// matchNear runs re on b around each place need is found in text (b, or b
+// in lower case), from the byte before it: every match holds need, so none
+// is missed, and ^ in re still means the start of b only.
+func matchNear(re *regexp.Regexp, b, text, need []byte) bool {
+	for at := 0; ; {
+		i := bytes.Index(text[at:], need)
+		if i < 0 {
+			return false
+		}
+		i += at
+		from := max(i-1, 0)
+		if re.Match(b[from:min(i+len(need)+window, len(b))]) {
+			return true
+		}
+		at = i + len(need)
+	}
 }

@@ -17,6 +17,21 @@ func (r *Record) EventsFor(pod string) []PodEvent {
 	return out
 }
 
+// EventsOfPods is EventsFor of each of the pods, in one pass over the events.
+func (r *Record) EventsOfPods(pods []string) map[string][]PodEvent {
+	out := make(map[string][]PodEvent, len(pods))
+	for _, p := range pods {
+		out[p] = nil
+	}
+	_ = r.EachPodEvent(func(e PodEvent) bool {
+		if _, ok := out[e.Name]; ok {
+			out[e.Name] = append(out[e.Name], e)
+		}
+		return true
+	})
+	return out
+}
+
 // Action returns the first action of the given kind on target.
 func (r *Record) Action(kind ActionKind, target string) (Action, bool) {
 	for _, a := range r.Actions {

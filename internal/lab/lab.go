@@ -451,6 +451,12 @@ func kwokServed(record *evidence.Record) error {
 func (x *execution) decide() (*report.Summary, error) {
 	r, def, log := x.r, x.def, x.log
 	record := r.Rec.Record()
+	if def.Uses.ManyPods {
+		// Each claim and picture reads events.jsonl back: seconds per pass
+		// at tens of thousands of pods.
+		log.Infof("deciding the claims and writing the reports from the run folder (%d pod events, %d audit events)", record.PodEventCount(), record.AuditCount())
+		defer log.Ticker("deciding the claims and writing the reports", 10*time.Second)()
+	}
 	if o, ok := record.APIServerOffset(); ok {
 		record.Clocks = append(record.Clocks, o)
 	}

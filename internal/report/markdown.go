@@ -50,7 +50,7 @@ func Markdown(run Run) []byte {
 	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
-	if tl := BuildTimeline(rec, s.Claims); !tl.Origin.Equal(tl.Start) {
+	if tl := timeFrame(rec); !tl.Origin.Equal(tl.Start) {
 		p(" (%s of the run; the tables below count from the run's start)", rel(tl.Start, tl.Origin))
 	}
 	if UseAggregate(rec) {
@@ -157,8 +157,9 @@ func Markdown(run Run) []byte {
 		seqs := make([][]claims.Transition, len(pods))
 		longest := 0
 		p("| # |")
+		events := rec.EventsOfPods(pods) // one pass: the events may be on disk
 		for i, pod := range pods {
-			seqs[i] = claims.DeletionTransitions(rec.EventsFor(pod))
+			seqs[i] = claims.DeletionTransitions(events[pod])
 			if len(seqs[i]) > longest {
 				longest = len(seqs[i])
 			}

@@ -166,11 +166,7 @@ func (tl *Timeline) AddMoments(moments []Marker) {
 // per node acted on, kubelet stopped and NotReady. decided are the run's
 // claims: a pod is drawn when the lab acted on it or a claim cites it.
 func BuildTimeline(rec *evidence.Record, decided []claims.Claim) Timeline {
-	tl := Timeline{Start: rec.StartedAt, End: rec.EndedAt}
-	if tl.End.Before(tl.Start) || tl.End.IsZero() {
-		tl.End = lastTime(rec)
-	}
-	tl.Origin = tl.Start
+	tl := timeFrame(rec)
 	pods, omitted := LanePods(rec, decided)
 	for _, a := range rec.Actions {
 		if omitted[a.Target] {
@@ -180,11 +176,6 @@ func BuildTimeline(rec *evidence.Record, decided []claims.Claim) Timeline {
 	}
 	// Numbered in time order, so that markers close in time get neighbouring numbers.
 	sort.SliceStable(tl.Markers, func(i, j int) bool { return tl.Markers[i].At.Before(tl.Markers[j].At) })
-	for _, a := range rec.Actions {
-		if strings.HasSuffix(string(a.Kind), "delete") && (tl.Origin.Equal(tl.Start) || a.StartedAt.Before(tl.Origin)) {
-			tl.Origin = a.StartedAt
-		}
-	}
 	for _, pod := range pods {
 		tl.addPod(rec, pod)
 	}
@@ -193,6 +184,22 @@ func BuildTimeline(rec *evidence.Record, decided []claims.Claim) Timeline {
 	}
 	for _, node := range actedNodes(rec) {
 		tl.Lanes = append(tl.Lanes, nodeLanes(rec, node, tl.End)...)
+	}
+	return tl
+}
+
+// timeFrame is a timeline without lanes: the run's start and end, and its
+// origin, the first delete the lab sent (times are drawn from it).
+func timeFrame(rec *evidence.Record) Timeline {
+	tl := Timeline{Start: rec.StartedAt, End: rec.EndedAt}
+	if tl.End.Before(tl.Start) || tl.End.IsZero() {
+		tl.End = lastTime(rec)
+	}
+	tl.Origin = tl.Start
+	for _, a := range rec.Actions {
+		if strings.HasSuffix(string(a.Kind), "delete") && (tl.Origin.Equal(tl.Start) || a.StartedAt.Before(tl.Origin)) {
+			tl.Origin = a.StartedAt
+		}
 	}
 	return tl
 }

@@ -487,20 +487,24 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 	}
 	// Wait on the watch while the creates go out: every pod Running.
 	running := map[string]bool{}
+	var nRunning, created atomic.Int64
 	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
 	defer cancel()
 	allRunning := async(func() (struct{}, error) {
 		return struct{}{}, r.Rec.WaitEvents(wctx, fmt.Sprintf("all %d pods Running", sz.Pods), func(e evidence.PodEvent) bool {
-			if isRunning(e) {
+			if isRunning(e) && !running[e.Name] {
 				running[e.Name] = true
+				nRunning.Add(1)
 			}
 			return len(running) == sz.Pods
 		})
 	})
+	defer every(r, func() string {
+		return fmt.Sprintf("%d of %d pods created, %d Running", created.Load(), sz.Pods, nRunning.Load())
+	})()
 	req := map[string]any{"verb": "POST", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "count": sz.Pods,
 		"names": PodName(0) + " … " + PodName(sz.Pods-1), "finalizer_on": fmt.Sprintf("every pod i with (i×%d) mod 100 < %d: %d pods", sz.FinalizerPercent, sz.FinalizerPercent, sz.Finalized()),
 		"body_of_the_first": pod(r, base, sz, 0)}
-	var created atomic.Int64
 	err = r.Act("create-pods", fmt.Sprintf("%d pods", sz.Pods), req,
 		fmt.Sprintf("kubectl create -f %s  # %d times (%s for one without the finalizer)", paths[0], sz.Pods, strings.Join(paths[1:], "")), func() error {
 			return parallel(ctx, sz.Pods, func(ctx context.Context, i int) error {
@@ -518,7 +522,7 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 	}
 	r.Infof("%d pods created; waiting until every one is Running", created.Load())
 	if err := (<-allRunning).err; err != nil {
-		return r.Unobserved(ctx, fmt.Errorf("%d of %d pods Running: %w", len(running), sz.Pods, err))
+		return r.Unobserved(ctx, fmt.Errorf("%d of %d pods Running: %w", nRunning.Load(), sz.Pods, err))
 	}
 	r.Infof("all %d pods Running", sz.Pods)
 	return nil
@@ -560,6 +564,7 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	plainLeft := sz.Pods - len(finalized)
 	settled := map[string]bool{} // finalizer pods held at grace 0, or (wrongly) already DELETED
 	gone := map[string]bool{}
+	var nGone, nHeld atomic.Int64
 	// The bound starts once the delete is done (by script: confirmed from
 	// the audit log), not before it.
 	wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{
@@ -572,17 +577,22 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 		return err
 	}
 	started("the namespace delete (by " + r.ActedBy() + ")")
+	defer every(r, func() string {
+		return fmt.Sprintf("%d of %d pods without a finalizer DELETED, %d of %d finalizer pods held", nGone.Load(), sz.Pods-len(finalized), nHeld.Load(), len(finalized))
+	})()
 	// Events from before the delete match neither case: no pod was DELETED
 	// or had a deletionTimestamp then.
 	waitErr := r.Rec.WaitEvents(wctx, "every pod without a finalizer DELETED and every finalizer pod held", func(e evidence.PodEvent) bool {
 		switch {
 		case finalized[e.Name]:
-			if e.Type == "DELETED" || (e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0) {
+			if !settled[e.Name] && (e.Type == "DELETED" || (e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0)) {
 				settled[e.Name] = true // a DELETED one: the claims will say it went before its release
+				nHeld.Add(1)
 			}
 		case e.Type == "DELETED" && !gone[e.Name]:
 			gone[e.Name] = true
 			plainLeft--
+			nGone.Add(1)
 		}
 		return plainLeft == 0 && len(settled) == len(finalized)
 	})
@@ -622,10 +632,12 @@ func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool
 	}
 
 	deleted := map[string]bool{}
+	var nDeleted atomic.Int64
 	podsDeleted := async(func() (struct{}, error) {
 		err := r.Rec.WaitEvents(wctx, "every finalizer pod DELETED", func(e evidence.PodEvent) bool {
-			if e.Type == "DELETED" && finalized[e.Name] {
+			if e.Type == "DELETED" && finalized[e.Name] && !deleted[e.Name] {
 				deleted[e.Name] = true
+				nDeleted.Add(1)
 			}
 			return len(deleted) == len(finalized)
 		})
@@ -634,11 +646,16 @@ func release(ctx context.Context, r *lab.Run, sz Size, finalized map[string]bool
 		}
 		return struct{}{}, err
 	})
+	var released atomic.Int64
+	defer every(r, func() string {
+		return fmt.Sprintf("%d of %d finalizers released, %d of those pods DELETED", released.Load(), len(finalized), nDeleted.Load())
+	})()
 	began := time.Now()
 	err = parallel(ctx, len(names), func(ctx context.Context, i int) error {
 		if err := r.RemoveFinalizers(ctx, names[i]); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
 			return err
 		}
+		released.Add(1)
 		return nil
 	})
 	if err != nil {
@@ -725,6 +742,32 @@ func watchNamespaceGone(ctx context.Context, r *lab.Run, rv string) (NamespaceGo
 			return NamespaceGone{}, fmt.Errorf("waiting for namespace %s to be gone: %w", r.Namespace, context.Cause(ctx))
 		}
 		// The stream ended (a server timeout): watch again from the last version.
+	}
+}
+
+// progressEvery is how often a long step says how far it has got.
+const progressEvery = 10 * time.Second
+
+// every logs say() every progressEvery until the returned stop is called
+// (stop returns once the logging has ended).
+func every(r *lab.Run, say func() string) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				r.Infof("%s", say())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }
 
