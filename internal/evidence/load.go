@@ -79,30 +79,29 @@ func readLines[T any](path string, into *[]T) error {
 // loadPodEvents reads the pod events into rec, or, when the file is larger
 // than streamAbove, only counts them and leaves them on disk (podevents.go).
 func loadPodEvents(path string, rec *Record) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() <= streamAbove {
-		return readLines(path, &rec.PodEvents)
+	n, large, err := countIfLarge(path, &rec.PodEvents, objectKey)
+	if large {
+		rec.PodEventsOnDisk(path, n)
 	}
-	n := 0
-	rec.PodEventsOnDisk(path, 0)
-	if err := rec.EachPodEvent(func(PodEvent) bool { n++; return true }); err != nil {
-		return err
-	}
-	rec.PodEventsOnDisk(path, n)
-	return nil
+	return err
 }
 
 // loadAudit is loadPodEvents for the audit events.
 func loadAudit(path string, rec *Record) error {
+	n, large, err := countIfLarge(path, &rec.Audit, nil)
+	if large {
+		rec.AuditOnDisk(path, n)
+	}
+	return err
+}
+
+// countIfLarge reads the file's lines into into, or, when it is larger than
+// streamAbove, only counts them (large).
+func countIfLarge[T any](path string, into *[]T, cut []byte) (n int, large bool, err error) {
 	st, err := os.Stat(path)
 	if err != nil || st.Size() <= streamAbove {
-		return readLines(path, &rec.Audit)
+		return 0, false, readLines(path, into)
 	}
-	n := 0
-	rec.AuditOnDisk(path, 0)
-	if err := rec.EachAudit(func(AuditEvent) bool { n++; return true }); err != nil {
-		return err
-	}
-	rec.AuditOnDisk(path, n)
-	return nil
+	err = each(nil, path, cut, func(T) bool { n++; return true })
+	return n, true, err
 }

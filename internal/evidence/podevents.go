@@ -21,7 +21,7 @@ import (
 // streamAbove is the size of events.jsonl above which Load leaves the pod
 // events on disk: a quick run's file is about a megabyte, a 5,000-pod run's
 // well over a hundred.
-const streamAbove = 64 << 20
+var streamAbove int64 = 64 << 20
 
 // PodEventsOnDisk makes the record read its pod events from path
 // (events.jsonl, as the recorder writes it) instead of PodEvents; count is
@@ -44,23 +44,29 @@ func (r *Record) PodEventCount() int {
 // whole API object stays in events.jsonl). The error is a read error of
 // events.jsonl: the events before it were visited.
 func (r *Record) EachPodEvent(visit func(PodEvent) bool) error {
-	if r.podEventsFile == "" {
-		for _, e := range r.PodEvents {
-			if !visit(e) {
+	return each(r.PodEvents, r.podEventsFile, objectKey, func(e PodEvent) bool {
+		e.Object = nil
+		return visit(e)
+	})
+}
+
+// each visits the items in memory, or those of file when it is set (each
+// line decoded up to cut: eachLine).
+func each[T any](inMemory []T, file string, cut []byte, visit func(T) bool) error {
+	if file == "" {
+		for _, v := range inMemory {
+			if !visit(v) {
 				return nil
 			}
 		}
 		return nil
 	}
-	f, err := os.Open(r.podEventsFile)
+	f, err := os.Open(file)
 	if err != nil {
-		return fmt.Errorf("reading the pod events: %w", err)
+		return err
 	}
 	defer f.Close()
-	return eachLine(f, r.podEventsFile, objectKey, func(e PodEvent) bool {
-		e.Object = nil
-		return visit(e)
-	})
+	return eachLine(f, file, cut, visit)
 }
 
 // objectKey begins the last member of an events.jsonl line, the whole API
@@ -134,18 +140,5 @@ func (r *Record) AuditCount() int {
 // EachAudit calls visit with every audit event in the order recorded, until
 // visit returns false. The error is a read error of audit.jsonl.
 func (r *Record) EachAudit(visit func(AuditEvent) bool) error {
-	if r.auditFile == "" {
-		for _, e := range r.Audit {
-			if !visit(e) {
-				return nil
-			}
-		}
-		return nil
-	}
-	f, err := os.Open(r.auditFile)
-	if err != nil {
-		return fmt.Errorf("reading the audit events: %w", err)
-	}
-	defer f.Close()
-	return eachLine(f, r.auditFile, nil, visit)
+	return each(r.Audit, r.auditFile, nil, visit)
 }

@@ -95,3 +95,33 @@ func BenchmarkEachPodEventOnDisk(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 }
+
+// Load leaves a large events.jsonl and audit.jsonl on disk, counted; a small
+// one is read into memory.
+func TestLoadLeavesLargeFilesOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(RecordFile, `{"lab":"scale"}`)
+	write(EventsFile, strings.Repeat(`{"type":"ADDED","name":"p","object":{"kind":"Pod"}}`+"\n", 40))
+	write(AuditFile, strings.Repeat(`{"auditID":"a","verb":"delete"}`+"\n", 30))
+	for _, tc := range []struct {
+		above     int64
+		onDisk    bool
+		pods, aud int
+	}{{64 << 20, false, 40, 30}, {100, true, 40, 30}} {
+		old := streamAbove
+		streamAbove = tc.above
+		rec, err := Load(dir)
+		streamAbove = old
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (rec.PodEvents == nil) != tc.onDisk || (rec.Audit == nil) != tc.onDisk || rec.PodEventCount() != tc.pods || rec.AuditCount() != tc.aud || len(rec.EventsFor("p")) != tc.pods {
+			t.Errorf("above %d: %d pod events in memory, %d counted; %d audit events in memory, %d counted", tc.above, len(rec.PodEvents), rec.PodEventCount(), len(rec.Audit), rec.AuditCount())
+		}
+	}
+}

@@ -84,19 +84,32 @@ func (l *Logger) Step(name string) func(error) {
 // It is for steps that run silently for minutes (go build, debootstrap).
 func (l *Logger) Ticker(name string, every time.Duration) (stop func()) {
 	begin := time.Now()
-	done := make(chan struct{})
+	return l.Every(every, func() string {
+		return fmt.Sprintf("… still %s (%s)", name, time.Since(begin).Round(time.Second))
+	})
+}
+
+// Every prints say() every interval until the returned stop is called; stop
+// returns once no more can be printed. It is for waits that can say how far
+// they have got ("12000 of 20000 pods Running").
+func (l *Logger) Every(interval time.Duration, say func() string) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
 	go func() {
-		t := time.NewTicker(every)
+		defer close(ended)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				l.linef("… ", "still %s (%s)", name, time.Since(begin).Round(time.Second))
+				l.linef("", "%s", say())
 			}
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }
+	return func() {
+		once.Do(func() { close(done) })
+		<-ended
+	}
 }

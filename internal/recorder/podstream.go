@@ -52,23 +52,11 @@ func (r *Recorder) waitStream(ctx context.Context, what string, visit func(evide
 		delete(r.stream.subs, sub)
 		r.mu.Unlock()
 	}()
-	for {
-		ended := ctx.Err() != nil
-		r.mu.Lock()
+	return r.visitBatches(ctx, what, func() ([]evidence.PodEvent, int) {
 		batch := sub.pending
 		sub.pending = nil
-		changed, count := r.changed, r.stream.count
-		r.mu.Unlock()
-		for _, e := range batch {
-			if visit(e) {
-				return nil
-			}
-		}
-		if ended {
-			return fmt.Errorf("waiting for %s: %w (%d pod events recorded)", what, context.Cause(ctx), count)
-		}
-		waitChanged(ctx, changed)
-	}
+		return batch, r.stream.count
+	}, visit)
 }
 
 // latestOf is the pod's latest recorded event; r.mu must be held.

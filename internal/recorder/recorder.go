@@ -662,21 +662,31 @@ func (r *Recorder) WaitEvents(ctx context.Context, what string, visit func(evide
 		return r.waitStream(ctx, what, visit)
 	}
 	next := 0
+	return r.visitBatches(ctx, what, func() ([]evidence.PodEvent, int) {
+		// The recorder only appends, so the batch stays valid unlocked.
+		batch := r.rec.PodEvents[next:len(r.rec.PodEvents):len(r.rec.PodEvents)]
+		next = len(r.rec.PodEvents)
+		return batch, next
+	}, visit)
+}
+
+// visitBatches hands visit every event of the batches take returns (called
+// with r.mu held, after each change of the record) until visit returns true
+// or ctx ends; recorded is how many pod events there are, for the error.
+func (r *Recorder) visitBatches(ctx context.Context, what string, take func() (batch []evidence.PodEvent, recorded int), visit func(evidence.PodEvent) bool) error {
 	for {
 		ended := ctx.Err() != nil
 		r.mu.Lock()
-		batch := r.rec.PodEvents[next:len(r.rec.PodEvents):len(r.rec.PodEvents)]
-		next = len(r.rec.PodEvents)
+		batch, recorded := take()
 		changed := r.changed
 		r.mu.Unlock()
-		// The recorder only appends, so the batch stays valid unlocked.
 		for _, e := range batch {
 			if visit(e) {
 				return nil
 			}
 		}
 		if ended {
-			return fmt.Errorf("waiting for %s: %w (%d pod events recorded)", what, context.Cause(ctx), next)
+			return fmt.Errorf("waiting for %s: %w (%d pod events recorded)", what, context.Cause(ctx), recorded)
 		}
 		waitChanged(ctx, changed)
 	}

@@ -748,27 +748,9 @@ func watchNamespaceGone(ctx context.Context, r *lab.Run, rv string) (NamespaceGo
 // progressEvery is how often a long step says how far it has got.
 const progressEvery = 10 * time.Second
 
-// every logs say() every progressEvery until the returned stop is called
-// (stop returns once the logging has ended).
+// every logs say() every progressEvery until the returned stop is called.
 func every(r *lab.Run, say func() string) (stop func()) {
-	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(progressEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				r.Infof("%s", say())
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-ended
-	}
+	return r.Log.Every(progressEvery, func() string { return "  " + say() })
 }
 
 // parallel runs fn for 0…n-1 with at most workers at once and returns the
