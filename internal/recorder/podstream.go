@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/termlab/termlab/internal/evidence"
@@ -15,20 +16,24 @@ import (
 type podStream struct {
 	index  map[string]int      // pod name → its place in latest
 	latest []evidence.PodEvent // each pod's latest event, pods in order of first event
-	count  int
-	subs   map[*podSub]struct{}
+	// versions are each pod's resourceVersions, in the order recorded: a
+	// LIST is checked against the record by them (WaitVersions).
+	versions map[string][]string
+	count    int
+	subs     map[*podSub]struct{}
 }
 
 // podSub is one waiter's queue of events not yet visited.
 type podSub struct{ pending []evidence.PodEvent }
 
 func newPodStream() *podStream {
-	return &podStream{index: map[string]int{}, subs: map[*podSub]struct{}{}}
+	return &podStream{index: map[string]int{}, versions: map[string][]string{}, subs: map[*podSub]struct{}{}}
 }
 
 // add keeps e as its pod's latest and queues it for every waiter; r.mu must be held.
 func (s *podStream) add(e evidence.PodEvent) {
 	s.count++
+	s.versions[e.Name] = append(s.versions[e.Name], e.ResourceVersion)
 	if i, ok := s.index[e.Name]; ok {
 		s.latest[i] = e
 	} else {
@@ -57,6 +62,34 @@ func (r *Recorder) waitStream(ctx context.Context, what string, visit func(evide
 		sub.pending = nil
 		return batch, r.stream.count
 	}, visit)
+}
+
+// WaitVersions blocks until, for each pod of want, a recorded event carries
+// the resourceVersion want gives it (events recorded before the call count),
+// or ctx ends: the record has caught up with a LIST. It returns how many
+// pods are still missing theirs.
+func (r *Recorder) WaitVersions(ctx context.Context, what string, want map[string]string) (missing int, err error) {
+	left := maps.Clone(want)
+	err = r.WaitEvents(ctx, what, func(e evidence.PodEvent) bool {
+		if rv, ok := left[e.Name]; ok && (rv == e.ResourceVersion || r.recordedVersion(e.Name, rv)) {
+			delete(left, e.Name)
+		}
+		return len(left) == 0
+	})
+	return len(left), err
+}
+
+// recordedVersion reports, with the events on disk, whether an event of the
+// pod recorded so far carried rv: the wait visits only each pod's latest of
+// those recorded before it began, and a pod may have changed since a LIST.
+// (In memory the wait visits every event: false.)
+func (r *Recorder) recordedVersion(pod, rv string) bool {
+	if r.stream == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.stream.versions[pod], rv)
 }
 
 // latestOf is the pod's latest recorded event; r.mu must be held.

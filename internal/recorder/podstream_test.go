@@ -69,6 +69,16 @@ func TestEventsOnDiskKeepOnlyTheLatestInMemory(t *testing.T) {
 		t.Errorf("WaitPod after the DELETED: %+v %v", e, err)
 	}
 
+	// A LIST's versions: an older one of a pod counts, one never recorded does not.
+	if missing, err := r.WaitVersions(context.Background(), "the listed states", map[string]string{"held": "2", "other": "4"}); err != nil || missing != 0 {
+		t.Errorf("WaitVersions of recorded versions: %d missing, %v", missing, err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	if missing, err := r.WaitVersions(ctx2, "the listed states", map[string]string{"held": "9", "other": "4"}); err == nil || missing != 1 {
+		t.Errorf("WaitVersions of a version never recorded: %d missing, %v", missing, err)
+	}
+
 	rec := r.Record()
 	var all []string
 	if err := rec.EachPodEvent(func(e evidence.PodEvent) bool {

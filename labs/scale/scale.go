@@ -548,14 +548,8 @@ func listCaughtUp(ctx context.Context, r *lab.Run, sz Size) error {
 	r.Infof("LIST at resourceVersion %s: %d pods", l.ResourceVersion, len(l.Pods))
 	wctx, cancel := context.WithTimeout(ctx, listCaughtUpWithin)
 	defer cancel()
-	err = r.Rec.WaitEvents(wctx, "the record to hold every listed pod's state", func(e evidence.PodEvent) bool {
-		if rv, ok := want[e.Name]; ok && rv == e.ResourceVersion {
-			delete(want, e.Name)
-		}
-		return len(want) == 0
-	})
-	if err != nil {
-		return r.Unobserved(ctx, fmt.Errorf("%d listed pods' states not in the record: %w", len(want), err))
+	if missing, err := r.Rec.WaitVersions(wctx, "the record to hold every listed pod's state", want); err != nil {
+		return r.Unobserved(ctx, fmt.Errorf("%d listed pods' states not in the record: %w", missing, err))
 	}
 	return nil
 }
