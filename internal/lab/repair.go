@@ -21,6 +21,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/mounthold"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/runlock"
@@ -157,8 +158,16 @@ func RemoveLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		say("pods of an earlier run in %s still had finalizers: removed them from %s", ns, firstFew(stuck[ns]))
 	}
 
+	zero := int64(0)
 	for _, ns := range stale {
-		err := core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+		// Pods played by kwok (its stage-set label) have no container
+		// anywhere: force-deleted, thousands of them (a killed lab:scale)
+		// go at once, instead of draining through kwok for minutes.
+		err := core.Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: kwok.StageSetLabel})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("force-deleting the kwok pods of namespace %s of an earlier run: %w", ns, err))
+		}
+		err = core.Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("deleting namespace %s of an earlier run: %w", ns, err))
 			continue
