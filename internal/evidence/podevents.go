@@ -44,10 +44,7 @@ func (r *Record) PodEventCount() int {
 // whole API object stays in events.jsonl). The error is a read error of
 // events.jsonl: the events before it were visited.
 func (r *Record) EachPodEvent(visit func(PodEvent) bool) error {
-	return each(r.PodEvents, r.podEventsFile, objectKey, func(e PodEvent) bool {
-		e.Object = nil
-		return visit(e)
-	})
+	return each(r.PodEvents, r.podEventsFile, objectKey, visit)
 }
 
 // each visits the items in memory, or those of file when it is set (each
