@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -229,6 +230,9 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 		return nil, err
 	}
 	env = withFaultNode(env, def)
+	if def.Uses.ManyPods {
+		defer memoryGuard(opts.Log)()
+	}
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	x, err := begin(ctx, env, def, opts)
@@ -443,6 +447,24 @@ func kwokServed(record *evidence.Record) error {
 	}
 	return fmt.Errorf("kwok's controller (%s in %s) was not serving the fake nodes %s; their pods were not played meanwhile, so this run cannot pass (%s)",
 		kwok.ControllerLabel, kwok.Namespace, strings.Join(what, "; "), evidence.ControllersFile)
+}
+
+// manyPodsMemory is the Go runtime's soft memory limit during a run of
+// thousands of pods. It is a guard, not what keeps the run small: that is the
+// record on disk (Uses.ManyPods). With it the collector runs before the heap
+// doubles its live part, so the process stays under 256 MiB while the live
+// part does.
+const manyPodsMemory = 200 << 20
+
+// memoryGuard sets manyPodsMemory as the runtime's memory limit, unless the
+// user set GOMEMLIMIT, and returns what puts the old limit back.
+func memoryGuard(log *progress.Logger) (restore func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(manyPodsMemory)
+	log.Infof("the Go runtime's memory limit is %d MiB for this run (a guard; GOMEMLIMIT overrides it)", manyPodsMemory>>20)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // decide settles the verdict before anything is written: the claims, every
