@@ -392,7 +392,7 @@ func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
 }
 
 // forceDeletePods removes what a failed or cut run left of its pods at once:
-// their finalizers, then every pod with grace period 0. They are kwok pods,
+// every pod with grace period 0, then the finalizers of those held. They are kwok pods,
 // with no container anywhere, so a force delete hides no process; left to
 // the namespace controller and kwok, tens of thousands would drain for many
 // minutes after the run ended (about 40 a second here).
@@ -415,9 +415,15 @@ func forceDeletePods(ctx context.Context, r *lab.Run) error {
 	r.Infof("cleanup: force-deleting the run's %d pods (%d with a finalizer): kwok pods, no container to outlive them", n, len(held))
 	zero := int64(0)
 	req := map[string]any{"verb": "DELETE", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "labelSelector": sel, "gracePeriodSeconds": 0,
-		"after": fmt.Sprintf("PATCH {\"metadata\":{\"finalizers\":null}} on the %d pods with a finalizer", len(held))}
+		"then": fmt.Sprintf("PATCH {\"metadata\":{\"finalizers\":null}} on the %d pods with a finalizer", len(held))}
 	return r.Act("cleanup-force-delete-pods", fmt.Sprintf("the run's %d pods", n), req,
-		fmt.Sprintf("kubectl patch pods -n %s -l %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}' && kubectl delete pods -n %s -l %s --grace-period=0 --force", r.Namespace, sel, r.Namespace, sel), func() error {
+		fmt.Sprintf("kubectl delete pods -n %[1]s -l %[2]s --grace-period=0 --force --wait=false; for p in $(kubectl get pods -n %[1]s -l %[2]s -o name); do kubectl patch $p -n %[1]s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'; done", r.Namespace, sel), func() error {
+			// The delete first: one request, and every pod without a
+			// finalizer is gone (an interrupted run has seconds); then each
+			// held pod goes as its finalizer does.
+			if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel}); err != nil {
+				return err
+			}
 			err := parallel(ctx, len(held), func(ctx context.Context, i int) error {
 				_, err := pods.Patch(ctx, held[i], types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 				if apierrors.IsNotFound(err) {
@@ -428,7 +434,7 @@ func forceDeletePods(ctx context.Context, r *lab.Run) error {
 			if err != nil {
 				return fmt.Errorf("removing the finalizers: %w", err)
 			}
-			return pods.DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{LabelSelector: sel})
+			return nil
 		})
 }
 
