@@ -92,7 +92,7 @@ func (r *Recorder) recordedVersion(pod, rv string) bool {
 	return slices.Contains(r.stream.versions[pod], rv)
 }
 
-// latestOf is the pod's latest recorded event; r.mu must be held.
+// latestOfLocked is the pod's latest recorded event; r.mu must be held.
 func (r *Recorder) latestOfLocked(pod string) (evidence.PodEvent, bool) {
 	if r.stream != nil {
 		if i, ok := r.stream.index[pod]; ok {
