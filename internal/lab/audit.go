@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/report"
@@ -21,27 +22,19 @@ func AuditSection(rec *evidence.Record) *report.Section {
 	}
 	// The table shows the first auditRows requests; the deletes the lab did
 	// not send are counted over all of them.
-	var events []evidence.AuditEvent
+	first := report.Earliest[evidence.AuditEvent]{Keep: auditRows, At: func(e evidence.AuditEvent) time.Time { return e.ReceivedAt }}
 	others := map[string]int{}
-	total := 0
-	trim := func() {
-		sort.SliceStable(events, func(i, j int) bool { return events[i].ReceivedAt.Before(events[j].ReceivedAt) })
-		events = events[:min(len(events), auditRows)]
-	}
 	_ = rec.EachAudit(func(e evidence.AuditEvent) bool {
 		if e.Subresource != "" {
 			return true
 		}
-		total++
 		if !e.ByPerson() && e.Verb == "delete" {
 			others[e.Sender()]++
 		}
-		if events = append(events, e); len(events) >= 4*auditRows {
-			trim()
-		}
+		first.Add(e)
 		return true
 	})
-	trim()
+	events, total := first.Items()
 	var rows [][]string
 	for _, e := range events {
 		opts := ""

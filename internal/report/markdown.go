@@ -237,42 +237,19 @@ type row struct {
 	what   string
 }
 
-// earliestRows keeps the maxRows earliest rows added (in order, the stable
-// order of equal times kept) and counts them all: a run of hundreds of
-// thousands of records shows its first maxRows without holding every row.
-type earliestRows struct {
-	rows  []row
-	total int
-}
-
-func (c *earliestRows) add(r row) {
-	c.total++
-	c.rows = append(c.rows, r)
-	if len(c.rows) >= 4*maxRows {
-		c.trim()
-	}
-}
-
-func (c *earliestRows) trim() {
-	sort.SliceStable(c.rows, func(i, j int) bool { return c.rows[i].at.Before(c.rows[j].at) })
-	if len(c.rows) > maxRows {
-		c.rows = c.rows[:maxRows]
-	}
-}
-
 // timelineRows are the first maxRows records in the order observed, and how
 // many there are in all.
 func timelineRows(rec *evidence.Record) ([]row, int) {
-	var rows earliestRows
+	rows := Earliest[row]{Keep: maxRows, At: func(r row) time.Time { return r.at }}
 	for _, a := range rec.Actions {
 		what := string(a.Kind) + " " + a.Target
 		if a.Error != "" {
 			what += " (failed: " + a.Error + ")"
 		}
-		rows.add(row{a.StartedAt, "lab", what})
+		rows.Add(row{a.StartedAt, "lab", what})
 	}
 	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
-		rows.add(row{e.ObservedAt, "API watch", e.Name + " " + evidence.Describe(e)})
+		rows.Add(row{e.ObservedAt, "API watch", e.Name + " " + evidence.Describe(e)})
 		return true
 	})
 	for _, o := range rec.Containers {
@@ -292,16 +269,15 @@ func timelineRows(rec *evidence.Record) ([]row, int) {
 				what += " " + o.Log.Signal + " logged"
 			}
 		}
-		rows.add(row{o.ObservedAt, "crictl on " + o.Node, what})
+		rows.Add(row{o.ObservedAt, "crictl on " + o.Node, what})
 	}
 	for _, n := range rec.NodeEvents {
-		rows.add(row{n.ObservedAt, "node " + n.Name, fmt.Sprintf("%s Ready=%s %s", n.Type, n.Ready, n.Reason)})
+		rows.Add(row{n.ObservedAt, "node " + n.Name, fmt.Sprintf("%s Ready=%s %s", n.Type, n.Ready, n.Reason)})
 	}
 	for _, k := range rec.KubeEvents {
-		rows.add(row{k.ObservedAt, "event", fmt.Sprintf("%s %s: %s (%s)", k.Object, k.Reason, k.Message, k.Source)})
+		rows.Add(row{k.ObservedAt, "event", fmt.Sprintf("%s %s: %s (%s)", k.Object, k.Reason, k.Message, k.Source)})
 	}
-	rows.trim()
-	return rows.rows, rows.total
+	return rows.Items()
 }
 
 func plural(n int, what string) string {
