@@ -2,7 +2,7 @@
 // the workshop, its guide and WORKSHOP.md, the end-to-end tests and the
 // README's table derive from. A new lab is its folder under labs/ (package,
 // README.md), its manifests, its reference run, one line here and its
-// one-line mage target in magefiles/lab.go.
+// one-line mage target in magefiles/targets/lab.go.
 package labs
 
 import (

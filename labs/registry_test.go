@@ -19,7 +19,7 @@ import (
 // one of them fails here, naming what is missing.
 func TestEveryLabIsComplete(t *testing.T) {
 	root := filepath.Join("..")
-	magefile, err := os.ReadFile(filepath.Join(root, "magefiles", "lab.go"))
+	magefile, err := os.ReadFile(filepath.Join(root, "magefiles", "targets", "lab.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestEveryLabIsComplete(t *testing.T) {
 			call := `targets.Lab(ctx, "` + d.Name + `", ` + flags
 			own := regexp.MustCompile(`targets\.Lab(?i:` + regexp.QuoteMeta(d.Name) + `)\(ctx, [^\n]*` + regexp.QuoteMeta(flags))
 			if !strings.Contains(string(magefile), call) && !own.Match(magefile) {
-				t.Errorf("no target in magefiles/lab.go calling %s", call)
+				t.Errorf("no target in magefiles/targets/lab.go calling %s", call)
 			}
 			if _, err := os.Stat(filepath.Join(root, "scripts", d.Name+".sh")); err != nil {
 				t.Errorf("no scripts/%s.sh: every lab is also a script a person can run or type (lab:%[1]s -by=script runs it): %v", d.Name, err)

@@ -74,7 +74,7 @@ func (r *Run) Look(ctx context.Context, node cluster.Node, pod, containerID, rem
 type Bound struct {
 	What  string        // "every finalizer pod DELETED and the namespace gone"
 	Allow time.Duration // the cluster's share
-	Why   string        // "60 s + 50 ms per pod: a floor of 20 pods/s"
+	Why   string        // "60 s + 200 ms per pod: a floor of 5 pods/s"
 }
 
 // BoundError is a Bound that ran out: the run fails with it, naming the

@@ -22,6 +22,12 @@ func Root() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return RootAbove(dir)
+}
+
+// RootAbove is the nearest of dir and its parents whose go.mod declares
+// ModulePath (TERMLAB_ROOT is not consulted).
+func RootAbove(dir string) (string, error) {
 	for {
 		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil && bytes.Contains(data, []byte("module "+ModulePath+"\n")) {

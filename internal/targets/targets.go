@@ -1,5 +1,5 @@
 // Package targets holds the bodies of termlab's commands, shared by the mage
-// targets (magefiles/, one call each) and the termlab binary (cmd/termlab),
+// targets (magefiles/targets, one call each) and the termlab binary (cmd/termlab),
 // so `go tool mage lab:force` and `termlab lab:force` run the same code.
 // Each function takes its inputs as the mage target receives them (nil: not
 // given) and writes what a person reads to w; progress goes to the logger.

@@ -21,6 +21,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/ownbuild"
+	"github.com/termlab/termlab/internal/targetsbin"
 
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 
@@ -162,8 +163,8 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 
 	// 3. The standalone binary.
 	t = time.Now()
-	done := log.Step("compiling the targets into one binary (go tool mage -compile, CGO_ENABLED=0)")
-	err = compileTargets(ctx, opts.Root, filepath.Join(staging, BinaryFile), platform)
+	done := log.Step("compiling the targets into one binary (go tool mage -d magefiles/targets -compile, CGO_ENABLED=0)")
+	err = compileTargets(ctx, opts.Root, filepath.Join(staging, BinaryFile), platform, log)
 	done(err)
 	if err != nil {
 		return nil, err
@@ -304,13 +305,10 @@ func buildWrapper(ctx context.Context, root, out, platform string) error {
 
 // compileTargets builds the mage targets into one static binary for the
 // engine's platform.
-func compileTargets(ctx context.Context, root, out, platform string) error {
+func compileTargets(ctx context.Context, root, out, platform string, log *progress.Logger) error {
 	goos, goarch, _ := strings.Cut(platform, "/")
-	cmd := exec.CommandContext(ctx, "go", "tool", "mage", "-compile", out, "-goos", goos, "-goarch", goarch)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go tool mage -compile: %w\n%s", err, b)
+	if err := targetsbin.Compile(ctx, root, out, targetsbin.Platform{GOOS: goos, GOARCH: goarch, Static: true}, log); err != nil {
+		return err
 	}
 	// The binary must run outside the repository (it finds its folder itself).
 	if runtime.GOOS+"/"+runtime.GOARCH == platform {

@@ -207,9 +207,14 @@ type NamespaceGone struct {
 }
 
 // Bounds of the lab's waits: long enough to record what happens even when a
-// claim rejects it, and growing with the size (a floor of 20 pods/s at each
-// stage, far below what the claims' figures show).
-func waitFor(pods int) time.Duration { return time.Minute + time.Duration(pods)*50*time.Millisecond }
+// claim rejects it, and growing with the size: a floor of 5 pods/s at each
+// stage. Deletion ran at 17–25 pods/s at 20,000 pods on a quiet machine
+// here, and at 10 pods/s at 5,000 with a compile beside it: 20 pods/s (the
+// floor before) cut that run in the middle of its deletion.
+func waitFor(pods int) time.Duration { return time.Minute + time.Duration(pods)*perPod }
+
+// perPod is each wait's allowance per pod: 5 pods/s.
+const perPod = 200 * time.Millisecond
 
 // stepsBound is the sum of the steps' own bounds at the size: the runner's
 // fixed 10 minutes cut a 20,000-pod run in the middle of its deletion.
@@ -224,7 +229,7 @@ func stepsBound(sz Size) lab.Bound {
 	return lab.Bound{
 		What:  fmt.Sprintf("all of lab:scale's steps at %d pods on %d fake nodes", sz.Pods, sz.FakeNodes),
 		Allow: allow,
-		Why:   fmt.Sprintf("the sum of each step's bound: the requests at %d/s, and each wait 60 s + 50 ms per pod (a floor of 20 pods/s)", requestRate),
+		Why:   fmt.Sprintf("the sum of each step's bound: the requests at %d/s, and each wait 60 s + %s per pod (a floor of 5 pods/s)", requestRate, perPod),
 	}
 }
 
@@ -570,7 +575,7 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{
 		What:  "every pod without a finalizer DELETED and every finalizer pod held",
 		Allow: waitFor(sz.Pods),
-		Why:   fmt.Sprintf("60 s + 50 ms per pod for %d pods: a floor of 20 pods/s", sz.Pods),
+		Why:   fmt.Sprintf("60 s + %s per pod for %d pods: a floor of 5 pods/s", perPod, sz.Pods),
 	})
 	defer cancel()
 	if err := r.DeleteNamespace(ctx); err != nil {
@@ -713,7 +718,7 @@ func releaseBound(sz Size) lab.Bound {
 	return lab.Bound{
 		What:  "every finalizer pod DELETED and the namespace gone",
 		Allow: waitFor(sz.Pods),
-		Why:   fmt.Sprintf("60 s + 50 ms per pod for %d pods: a floor of 20 pods/s, above %s, the claim's bound with one Event per pod", sz.Pods, GoneWithin(sz.Pods)),
+		Why:   fmt.Sprintf("60 s + %s per pod for %d pods: a floor of 5 pods/s, above %s, the claim's bound with one Event per pod", perPod, sz.Pods, GoneWithin(sz.Pods)),
 	}
 }
 
