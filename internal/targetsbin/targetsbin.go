@@ -14,8 +14,6 @@ package targetsbin
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -23,12 +21,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/termlab/termlab/internal/cachekey"
 	"github.com/termlab/termlab/internal/flock"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -94,7 +92,7 @@ func Ensure(ctx context.Context, log *progress.Logger) (string, error) {
 	if _, err := os.Stat(exe); err == nil {
 		return exe, nil // compiled while we waited
 	}
-	done := log.Step(fmt.Sprintf("compiling termlab's targets into %s (only when the sources changed; on a new machine it downloads the modules and compiles about 1,000 packages: minutes)", relTo(root, exe)))
+	done := log.Step(fmt.Sprintf("compiling termlab's targets into %s (only when the sources changed; on a new machine it downloads the modules and compiles about 800 packages: minutes)", relTo(root, exe)))
 	tmp := exe + fmt.Sprintf(".%d.tmp", os.Getpid())
 	err = Compile(ctx, root, tmp, Platform{}, log)
 	if err == nil {
@@ -194,8 +192,16 @@ func (c *Counter) String() string {
 	if c.downloads == 0 && c.packages == 0 {
 		return "… compiling the targets: resolving the packages"
 	}
-	return fmt.Sprintf("… compiling the targets: %d modules downloaded, %d packages compiled (latest %s)", c.downloads, c.packages, c.latest)
+	latest := "latest " + c.latest
+	if c.latest == mainPackage {
+		latest = "now the targets' main package, then linking: about 15 s"
+	}
+	return fmt.Sprintf("… compiling the targets: %d modules downloaded, %d packages compiled (%s)", c.downloads, c.packages, latest)
 }
+
+// mainPackage is how `go build -v` names the package of files given by
+// name: mage's generated main with the targets, compiled and linked last.
+const mainPackage = "command-line-arguments"
 
 // isImportPath: `go build -v` prints each package it compiles as its bare
 // import path ("fmt", "k8s.io/client-go/rest"); errors have spaces or colons.
@@ -216,12 +222,10 @@ func isImportPath(s string) bool {
 // go.mod and go.sum pin the modules), the Go version and the environment
 // that changes a build. Tests, results, docs and state are left out.
 func Key(root string, getenv func(string) string) (string, error) {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n", keyFormat, runtime.Version())
-	for _, k := range []string{"GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
-		fmt.Fprintf(h, "%s=%s\n", k, getenv(k))
+	k := cachekey.New().Add("format", keyFormat).Add("go", runtime.Version())
+	for _, v := range []string{"GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
+		k.Add("env "+v, getenv(v))
 	}
-	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -234,23 +238,17 @@ func Key(root string, getenv func(string) string) (string, error) {
 			return nil
 		}
 		if d.Type().IsRegular() && !skipFile(d.Name()) {
-			files = append(files, rel)
+			k.AddFile("file "+filepath.ToSlash(rel), path)
 		}
 		return nil
 	})
+	if err == nil {
+		err = k.Err()
+	}
 	if err != nil {
 		return "", err
 	}
-	sort.Strings(files)
-	for _, rel := range files {
-		data, err := os.ReadFile(filepath.Join(root, rel))
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(rel), len(data))
-		h.Write(data)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16], nil
+	return k.String(), nil
 }
 
 // skipDir: folders that never go into the binary, and nested modules.

@@ -31,6 +31,10 @@ func TestCounterTellsPackagesFromErrors(t *testing.T) {
 	if want := "1 modules downloaded, 5 packages compiled (latest gopkg.in/yaml.v3)"; !strings.Contains(c.String(), want) {
 		t.Errorf("String() = %q, want it to contain %q", c.String(), want)
 	}
+	c.Add(mainPackage)
+	if want := "6 packages compiled (now the targets' main package, then linking"; !strings.Contains(c.String(), want) {
+		t.Errorf("String() = %q, want it to contain %q", c.String(), want)
+	}
 }
 
 func TestKeyFollowsWhatGoesIntoTheBinary(t *testing.T) {
