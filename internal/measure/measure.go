@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
+	"github.com/termlab/termlab/internal/apiload"
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -40,7 +41,11 @@ type Figures struct {
 	// UpSteps is where that round's cluster:up time went.
 	UpSteps      []Step  `json:"cluster_up_steps,omitempty"`
 	ReuseSeconds float64 `json:"cluster_up_reuse_seconds"`
-	Builds       []Build `json:"builds"`
+	// APIWrites is the API server's pod write ceiling on the measured
+	// cluster (internal/apiload), Scale lab:scale's latest passing run.
+	APIWrites apiload.Figures `json:"api_writes"`
+	Scale     *ScaleRates     `json:"scale,omitempty"`
+	Builds    []Build         `json:"builds"`
 }
 
 // Round is one bare kind create and the cluster:up right after it.
@@ -122,6 +127,7 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f 
 	up.KubeconfigPath = filepath.Join(os.TempDir(), "termlab-measure.kubeconfig")
 	// upCluster is cluster:up's path; steps gets its images time and the
 	// steps of UpCluster (the image builds' own steps stay out: all cached).
+	var env *cluster.Env
 	upCluster := func(steps *stepTimes) error {
 		begin := time.Now()
 		set, dockerVersion, err := stack.Images(ctx, log, o.Root, o.Images)
@@ -129,7 +135,7 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f 
 			return err
 		}
 		steps.add("images", time.Since(begin))
-		_, err = stack.UpCluster(ctx, steps.logger(log), stack.ClusterSpec{Options: up, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
+		env, err = stack.UpCluster(ctx, steps.logger(log), stack.ClusterSpec{Options: up, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes})
 		return err
 	}
 	defer func() { // a failed or interrupted measure; otherwise it is deleted below
@@ -171,7 +177,19 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f 
 			f.ReuseSeconds = took
 		}
 	}
+	done := log.Step(fmt.Sprintf("API server pod writes: %d gated pods created, then deleted, by %d clients", apiLoadPods, apiLoadWorkers))
+	f.APIWrites, err = apiload.Run(ctx, env.RESTConfig, apiload.Options{
+		Pods: apiLoadPods, Workers: apiLoadWorkers, Namespace: "termlab-apiload", Log: log,
+	})
+	done(err)
+	if err != nil {
+		return f, err
+	}
 	if err := cluster.Down(context.WithoutCancel(ctx), log, up); err != nil {
+		return f, err
+	}
+	f.Scale, err = LatestScale(project.ResultsDir(o.Root))
+	if err != nil {
 		return f, err
 	}
 	f.Builds, err = ReadBuilds(project.CacheDir())
@@ -328,8 +346,78 @@ func Print(w io.Writer, f Figures) {
 		fmt.Fprintf(w, "    %-60s %6.1f s\n", s.Name, s.Seconds)
 	}
 	fmt.Fprintf(w, "cluster:up, reusing (best of 3): %6.1f s  (target < 5 s; in-process, the same path on the healthy cluster)\n", f.ReuseSeconds)
+	a := f.APIWrites
+	fmt.Fprintf(w, "API server pod writes, nothing else in the way (%d gated pods, %d clients, no client-side limit): create %.0f/s, delete (grace 0) %.0f/s; %d failed, %d answered 429\n",
+		a.Pods, a.Workers, a.CreatePerSecond, a.DeletePerSecond, a.CreateFailed+a.DeleteFailed, a.TooManyRequests)
+	if sc := f.Scale; sc != nil {
+		fmt.Fprintf(w, "  lab:scale's latest passing run (%s, %d pods): created at %.1f pods/s = %s of the create ceiling, DELETED at %.1f pods/s = %s of the delete ceiling\n",
+			sc.RunID, sc.Pods, sc.CreatePerSecond, apiload.Fraction(sc.CreatePerSecond, a.CreatePerSecond), sc.DeletedPerSecond, apiload.Fraction(sc.DeletedPerSecond, a.DeletePerSecond))
+	} else {
+		fmt.Fprintf(w, "  (no passing lab:scale run in results/scale to compare: go tool mage lab:scale)\n")
+	}
 	fmt.Fprintf(w, "\n%-22s %10s %10s %6s\n", "build step", "cold (s)", "warm (s)", "runs")
 	for _, b := range f.Builds {
 		fmt.Fprintf(w, "%-22s %10.1f %10.3f %6d\n", b.Name, b.ColdSeconds, b.WarmSeconds, b.Runs)
 	}
+}
+
+// The API write load's size: enough requests that the rate is the server's
+// steady state (2,000 at a few hundred per second is seconds), and more
+// clients than the API server has cores, so it is never waiting on one.
+const (
+	apiLoadPods    = 2000
+	apiLoadWorkers = 32
+)
+
+// ScaleRates are a lab:scale run's rates, as its summary.json observed them.
+type ScaleRates struct {
+	RunID            string  `json:"run_id"`
+	Pods             int     `json:"pods"`
+	CreatePerSecond  float64 `json:"create_pods_per_second"`
+	DeletedPerSecond float64 `json:"deleted_pods_per_second"`
+}
+
+// LatestScale reads the newest passing lab:scale run under results/scale
+// (run folders sort by time); nil when there is none.
+func LatestScale(resultsDir string) (*ScaleRates, error) {
+	dirs, err := filepath.Glob(filepath.Join(resultsDir, "scale", "2*", "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
+	for _, p := range dirs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var s struct {
+			RunID   string `json:"run_id"`
+			Verdict string `json:"verdict"`
+			Claims  []struct {
+				Observed map[string]any `json:"observed"`
+			} `json:"claims"`
+		}
+		if err := json.Unmarshal(data, &s); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+		if s.Verdict != "pass" {
+			continue
+		}
+		r := &ScaleRates{RunID: s.RunID}
+		for _, c := range s.Claims {
+			for k, v := range c.Observed {
+				n, _ := v.(float64)
+				switch k {
+				case "pods":
+					r.Pods = int(n)
+				case "create_pods_per_second":
+					r.CreatePerSecond = n
+				case "deleted_pods_per_second":
+					r.DeletedPerSecond = n
+				}
+			}
+		}
+		return r, nil
+	}
+	return nil, nil
 }
