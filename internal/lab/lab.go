@@ -28,6 +28,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/heapprof"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -248,8 +249,18 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	}
 	defer x.closeActor()
 	x.runSteps(ctx)
+	x.heapAt("steps")
 	x.finish(ctx)
+	x.heapAt("finish")
 	return x.decide()
+}
+
+// heapAt logs the heap's figures and writes a profile at a point of the
+// run, when TERMLAB_HEAPPROFILE_DIR asks for it.
+func (x *execution) heapAt(point string) {
+	if line := heapprof.At(point); line != "" {
+		x.log.Infof("%s", line)
+	}
 }
 
 // execution is one run of a lab on its way through Execute's phases.
@@ -482,7 +493,9 @@ func (x *execution) decide() (*report.Summary, error) {
 	if o, ok := record.APIServerOffset(); ok {
 		record.Clocks = append(record.Clocks, o)
 	}
+	x.heapAt("record")
 	decided := def.Claims(record)
+	x.heapAt("claims")
 	if controllersOf(def, r.Env) != nil {
 		x.fail("kwok's controller", kwokServed(record))
 	}
@@ -495,6 +508,7 @@ func (x *execution) decide() (*report.Summary, error) {
 	run := def.ReportRun(s, record, decided)
 	files, err := report.Render(run)
 	x.fail("rendering the reports", err)
+	x.heapAt("reports")
 	// The reports quote the record; a credential that reached it must not
 	// reach them. Such a file is left out, never written.
 	var kept []report.File
