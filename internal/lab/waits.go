@@ -129,3 +129,63 @@ func (r *Run) ActedBy() string {
 	}
 	return "termlab"
 }
+
+// A Stall is how long a wait that counts its progress may go without any:
+// a slow cluster still moves, a stuck one does not, so a wait with a bound
+// generous enough for a busy machine still ends soon after it stops moving.
+type Stall struct {
+	What  string        // "pods DELETED or held"
+	After time.Duration // no progress for this long ends the wait
+	Why   string        // why a healthy run never goes this long without one
+}
+
+// StallError is a Stall that happened: the run fails with it.
+type StallError struct {
+	Stall
+	At int64 // the progress count it stopped at
+}
+
+func (e *StallError) Error() string {
+	return fmt.Sprintf("%s: no progress for %s, stopped at %d (%s)", e.What, e.After, e.At, e.Why)
+}
+
+// stallCheckEvery is how often UnlessStalled looks at the count.
+var stallCheckEvery = time.Second
+
+// UnlessStalled returns ctx, ended with a *StallError as its cause once
+// count() has not changed for s.After after start was called (like
+// BoundAfter, the actions the wait follows are not the cluster's time);
+// cancel releases it.
+func UnlessStalled(ctx context.Context, s Stall, count func() int64) (sctx context.Context, start func(), cancel func()) {
+	sctx, cancelCause := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	var startOnce, cancelOnce sync.Once
+	start = func() {
+		startOnce.Do(func() { go watchStall(sctx, done, s, count, cancelCause) })
+	}
+	cancel = func() {
+		cancelOnce.Do(func() { close(done); cancelCause(context.Canceled) })
+	}
+	return sctx, start, cancel
+}
+
+func watchStall(ctx context.Context, done <-chan struct{}, s Stall, count func() int64, end context.CancelCauseFunc) {
+	last, since := count(), time.Now()
+	t := time.NewTicker(stallCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n := count(); n != last {
+				last, since = n, now
+			} else if now.Sub(since) >= s.After {
+				end(&StallError{Stall: s, At: n})
+				return
+			}
+		}
+	}
+}

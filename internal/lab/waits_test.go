@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -50,5 +51,45 @@ func TestBoundAfterCancelIsNotABound(t *testing.T) {
 	var be *BoundError
 	if errors.As(context.Cause(ctx), &be) || !errors.Is(context.Cause(ctx), context.Canceled) {
 		t.Errorf("cause %v, want context.Canceled", context.Cause(ctx))
+	}
+}
+
+func TestUnlessStalledEndsAWaitThatStopsMoving(t *testing.T) {
+	defer func(d time.Duration) { stallCheckEvery = d }(stallCheckEvery)
+	stallCheckEvery = 5 * time.Millisecond
+	s := Stall{What: "pods DELETED", After: 60 * time.Millisecond, Why: "a test"}
+
+	// Moving: the count changes faster than After, so the wait is not ended.
+	var n atomic.Int64
+	ctx, start, cancel := UnlessStalled(context.Background(), s, n.Load)
+	time.Sleep(3 * s.After) // not started: the actor's time is not counted
+	if err := context.Cause(ctx); err != nil {
+		t.Fatalf("ended before start: %v", err)
+	}
+	start()
+	for range 20 {
+		n.Add(1)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := context.Cause(ctx); err != nil {
+		t.Fatalf("a moving count was ended: %v", err)
+	}
+	cancel()
+
+	// Stopped: ended with a StallError naming where it stopped.
+	ctx, start, cancel = UnlessStalled(context.Background(), s, n.Load)
+	defer cancel()
+	start()
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stopped count was never ended")
+	}
+	var se *StallError
+	if !errors.As(context.Cause(ctx), &se) || se.At != 20 {
+		t.Fatalf("cause %v, want a StallError at 20", context.Cause(ctx))
+	}
+	if !strings.Contains(se.Error(), "no progress for 60ms, stopped at 20 (a test)") {
+		t.Errorf("error %q", se.Error())
 	}
 }

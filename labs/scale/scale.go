@@ -216,6 +216,18 @@ func waitFor(pods int) time.Duration { return time.Minute + time.Duration(pods)*
 // perPod is each wait's allowance per pod: 5 pods/s.
 const perPod = 200 * time.Millisecond
 
+// stallAfter ends a wait whose count of pods has not moved for that long,
+// well before its bound: at 5 pods/s a stuck 20,000-pod run would otherwise
+// wait over an hour to say so. A healthy run moves every second (tens of
+// pods/s); the longest quiet seen comes from the API server's 60 s request
+// timeout, which cut the namespace controller's pod DeleteCollection at
+// 20,000 pods before it was sent again.
+const stallAfter = 2 * time.Minute
+
+func stalled(what string) lab.Stall {
+	return lab.Stall{What: what, After: stallAfter, Why: "a healthy run reaches a pod every second; the API server's 60 s request timeout is the longest quiet seen, twice it is allowed"}
+}
+
 // stepsBound is the sum of the steps' own bounds at the size: the runner's
 // fixed 10 minutes cut a 20,000-pod run in the middle of its deletion.
 func stepsBound(sz Size) lab.Bound {
@@ -501,6 +513,8 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 	var nRunning, created atomic.Int64
 	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
 	defer cancel()
+	wctx, watchStall, stopStall := lab.UnlessStalled(wctx, stalled("pods created or Running"), func() int64 { return created.Load() + nRunning.Load() })
+	defer stopStall()
 	allRunning := async(func() (struct{}, error) {
 		return struct{}{}, r.Rec.WaitEvents(wctx, fmt.Sprintf("all %d pods Running", sz.Pods), func(e evidence.PodEvent) bool {
 			if isRunning(e) && !running[e.Name] {
@@ -531,6 +545,7 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 		<-allRunning
 		return fmt.Errorf("creating the pods (%d created): %w", created.Load(), err)
 	}
+	watchStall()
 	r.Infof("%d pods created; waiting until every one is Running", created.Load())
 	if err := (<-allRunning).err; err != nil {
 		return r.Unobserved(ctx, fmt.Errorf("%d of %d pods Running: %w", nRunning.Load(), sz.Pods, err))
@@ -578,10 +593,13 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 		Why:   fmt.Sprintf("60 s + %s per pod for %d pods: a floor of 5 pods/s", perPod, sz.Pods),
 	})
 	defer cancel()
+	wctx, watchStall, stopStall := lab.UnlessStalled(wctx, stalled("pods without a finalizer DELETED or finalizer pods held"), func() int64 { return nGone.Load() + nHeld.Load() })
+	defer stopStall()
 	if err := r.DeleteNamespace(ctx); err != nil {
 		return err
 	}
 	started("the namespace delete (by " + r.ActedBy() + ")")
+	watchStall()
 	defer every(r, func() string {
 		return fmt.Sprintf("%d of %d pods without a finalizer DELETED, %d of %d finalizer pods held", nGone.Load(), sz.Pods-len(finalized), nHeld.Load(), len(finalized))
 	})()
