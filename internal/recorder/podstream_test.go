@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,30 @@ func TestAuditTailKeepsTheLatest(t *testing.T) {
 	}
 	if got, _ := r.auditSinceLocked(next - 2); len(got) != 2 || got[0].Code != next-2 {
 		t.Fatalf("the last two: %+v", got)
+	}
+}
+
+// HandOver gives the record away and drops the recorder's own copy: decide
+// must not hold the pods' latest events twice.
+func TestHandOverLetsGoOfTheRecordersCopy(t *testing.T) {
+	r := newTestRecorder(t)
+	r.cfg.EventsOnDisk = true
+	r.stream, r.auditTail = newPodStream(), &auditTail{}
+	p := testPod()
+	for i, rv := range []string{"1", "2"} {
+		q := p.DeepCopy()
+		q.Name, q.ResourceVersion = fmt.Sprintf("pod-%d", i), rv
+		r.handle("pods", watch.Event{Type: watch.Added, Object: q})
+	}
+	r.Notef("a note")
+	rec := r.HandOver()
+	if rec.PodEventCount() != 2 || len(rec.Notes) != 1 {
+		t.Fatalf("handed over %d pod events and %d notes, want 2 and 1", rec.PodEventCount(), len(rec.Notes))
+	}
+	if len(r.stream.latest) != 0 || len(r.stream.versions) != 0 || len(r.rec.Notes) != 0 {
+		t.Errorf("the recorder kept %d latest events, %d version lists, %d notes after HandOver", len(r.stream.latest), len(r.stream.versions), len(r.rec.Notes))
+	}
+	if again := r.Record(); again.PodEventCount() != 2 || len(again.Notes) != 1 {
+		t.Errorf("Record after HandOver has %d pod events and %d notes, want the handed-over 2 and 1", again.PodEventCount(), len(again.Notes))
 	}
 }

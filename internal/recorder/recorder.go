@@ -93,6 +93,9 @@ type Recorder struct {
 	// events, when Config.EventsOnDisk (podstream.go); nil otherwise.
 	stream    *podStream
 	auditTail *auditTail
+
+	// handed is the record HandOver gave away; nil before.
+	handed *evidence.Record
 }
 
 // Start lists the run's pods, the namespace's events and the nodes to learn
@@ -427,6 +430,10 @@ func (r *Recorder) closeFiles() {
 func (r *Recorder) Record() *evidence.Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.handed != nil {
+		c := *r.handed
+		return &c
+	}
 	c := r.rec
 	c.Steps = append([]evidence.Step(nil), r.rec.Steps...)
 	c.Actions = append([]evidence.Action(nil), r.rec.Actions...)
@@ -454,6 +461,25 @@ func (r *Recorder) Record() *evidence.Record {
 	c.Journal = append([]evidence.JournalEntry(nil), r.rec.Journal...)
 	c.Mounts = append([]evidence.MountLook(nil), r.rec.Mounts...)
 	return &c
+}
+
+// HandOver is Record for the end of a run: after Stop, the record is
+// handed over and the recorder lets go of its own copy (each pod's latest
+// event and versions, the audit tail, the slices), so deciding the claims
+// does not hold both. Record later returns the handed-over record again.
+func (r *Recorder) HandOver() *evidence.Record {
+	rec := r.Record()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec = evidence.Record{}
+	if r.stream != nil {
+		r.stream = newPodStream()
+	}
+	if r.auditTail != nil {
+		r.auditTail = &auditTail{}
+	}
+	r.handed = rec
+	return rec
 }
 
 // Dir is the run folder.
