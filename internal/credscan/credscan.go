@@ -85,6 +85,7 @@ func file(path, name string) ([]Leak, error) {
 	seen := map[string]bool{}
 	var leaks []Leak
 	buf := make([]byte, 0, block+overlap)
+	var lower []byte // the block in lower case, reused: a run folder is gigabytes
 	for {
 		n, err := io.ReadFull(f, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -103,7 +104,7 @@ func file(path, name string) ([]Leak, error) {
 				next = len(buf) - overlap
 			}
 		}
-		for _, l := range Bytes(name, buf[:scan]) {
+		for _, l := range scanBytes(name, buf[:scan], &lower) {
 			if !seen[l.Pattern] {
 				seen[l.Pattern] = true
 				leaks = append(leaks, l)
@@ -123,21 +124,43 @@ const window = 256
 
 // Bytes reports what in b, the content of file name, looks like a credential.
 func Bytes(name string, b []byte) []Leak {
-	var leaks []Leak
 	var lower []byte
+	return scanBytes(name, b, &lower)
+}
+
+// scanBytes is Bytes with the buffer for b in lower case passed in, so a
+// scan of many blocks allocates it once.
+func scanBytes(name string, b []byte, lower *[]byte) []Leak {
+	var leaks []Leak
+	lowered := false
 	for _, p := range credentialPatterns {
 		text := b
 		if p.fold {
-			if lower == nil {
-				lower = bytes.ToLower(b)
+			if !lowered {
+				*lower = lowerASCII((*lower)[:0], b)
+				lowered = true
 			}
-			text = lower
+			text = *lower
 		}
 		if matchNear(p.re, b, text, []byte(p.need)) {
 			leaks = append(leaks, Leak{File: name, Pattern: p.name})
 		}
 	}
 	return leaks
+}
+
+// lowerASCII appends b with A–Z in lower case to dst. Only ASCII changes, so
+// every byte keeps its offset (bytes.ToLower may change a non-ASCII
+// character's length, and matchNear finds in one and matches in the other);
+// every literal a pattern needs is ASCII.
+func lowerASCII(dst, b []byte) []byte {
+	dst = append(dst, b...)
+	for i, c := range dst {
+		if 'A' <= c && c <= 'Z' {
+			dst[i] = c + ('a' - 'A')
+		}
+	}
+	return dst
 }
 
 // matchNear runs re on b around each place need is found in text (b, or b
