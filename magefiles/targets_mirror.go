@@ -78,8 +78,8 @@ func (Lab) Sidecar(ctx context.Context, by, kubeconfig, context *string, nodeacc
 	panic(handedOver)
 }
 
-// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful; -by=script|you as the other labs (a kubectl per finalizer: use a small size).
-func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by, kubeconfig, context *string, nodeaccess *bool, nowait *bool) error {
+// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful -limits=default (raised: a cluster termlab-raised with the control plane's request limits lifted); -by=script|you as the other labs (a kubectl per finalizer: use a small size).
+func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, limits, by, kubeconfig, context *string, nodeaccess *bool, nowait *bool) error {
 	panic(handedOver)
 }
 

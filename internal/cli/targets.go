@@ -31,8 +31,9 @@ func labCommands() []*cobra.Command {
 			cmd.Flags().Int("pods", 0, "pods in the namespace (default 5000)")
 			cmd.Flags().Int("finalizers", 0, "pods with a finalizer to release (default 20)")
 			cmd.Flags().String("stageset", "", "kwok stage set (default faithful)")
+			cmd.Flags().String("limits", "", "the control plane's request limits: default, or raised (a cluster termlab-raised with them lifted)")
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-				return failed(targets.LabScale(cmd.Context(), intFlag(cmd, "nodes"), intFlag(cmd, "pods"), intFlag(cmd, "finalizers"), stringFlag(cmd, "stageset"), labFlags(cmd)))
+				return failed(targets.LabScale(cmd.Context(), intFlag(cmd, "nodes"), intFlag(cmd, "pods"), intFlag(cmd, "finalizers"), stringFlag(cmd, "stageset"), stringFlag(cmd, "limits"), labFlags(cmd)))
 			}
 		} else {
 			cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -43,6 +43,9 @@ type Options struct {
 	NodeImage      string
 	// ImageRepository is set when control-plane images are local (see HostFacts).
 	ImageRepository string
+	// Limits are the control plane's request limits: the config file's
+	// (Kubernetes' defaults) unless raised.
+	Limits Limits
 	// Recreate deletes an existing cluster first.
 	Recreate bool
 	// ReadyTimeout bounds the wait for every node to be Ready.
@@ -143,7 +146,7 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
-	if why := configChanged(ctx, cs, o.ConfigPath); why != "" {
+	if why := configChanged(ctx, cs, o.ConfigPath, o.Limits); why != "" {
 		h.Problem = why
 		return h
 	}
@@ -311,11 +314,10 @@ func create(ctx context.Context, log *progress.Logger, p *kindcluster.Provider, 
 	if err != nil {
 		return nil, fmt.Errorf("reading kind config: %w", err)
 	}
-	cfg, err := RenderConfig(base, o.Name, HostFacts{CgroupV1: DetectCgroupV1(), ImageRepository: o.ImageRepository})
+	cfg, err := o.render(base, HostFacts{CgroupV1: DetectCgroupV1(), ImageRepository: o.ImageRepository})
 	if err != nil {
 		return nil, err
 	}
-	ResolveMounts(cfg, filepath.Dir(o.ConfigPath))
 	if err := os.MkdirAll(filepath.Dir(o.KubeconfigPath), 0o700); err != nil {
 		return nil, err
 	}
@@ -362,7 +364,7 @@ const ConfigHashFile = "/kind/termlab-config.sha256"
 
 // recordConfigHash writes the config's hash into the new cluster's control plane.
 func recordConfigHash(ctx context.Context, p *kindcluster.Provider, o Options) error {
-	sum, err := ConfigHash(o.ConfigPath)
+	sum, err := configHash(o.ConfigPath, o.Limits)
 	if err != nil {
 		return err
 	}
@@ -381,11 +383,11 @@ func recordConfigHash(ctx context.Context, p *kindcluster.Provider, o Options) e
 
 // configChanged says why the cluster does not match the config at path ("" when it does):
 // reuse must not keep a cluster made from an earlier config (say, without the audit log).
-func configChanged(ctx context.Context, cs []nodeContainer, path string) string {
+func configChanged(ctx context.Context, cs []nodeContainer, path string, limits Limits) string {
 	if path == "" {
 		return ""
 	}
-	want, err := ConfigHash(path)
+	want, err := configHash(path, limits)
 	if err != nil {
 		return err.Error()
 	}
@@ -623,4 +625,11 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Exists reports whether kind lists a cluster of that name (false when it
+// cannot list them: then there is nothing Down could do either).
+func Exists(log *progress.Logger, name string) bool {
+	names, err := provider(log).List()
+	return err == nil && contains(names, name)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
@@ -49,6 +50,18 @@ func RenderConfig(base []byte, name string, host HostFacts) (*v1alpha4.Cluster, 
 	return cfg, nil
 }
 
+// render is the kind config that creates the cluster o names: the file's,
+// with the host's patches and the limits', mounts relative to the file.
+func (o Options) render(base []byte, host HostFacts) (*v1alpha4.Cluster, error) {
+	cfg, err := RenderConfig(base, o.Name, host)
+	if err != nil {
+		return nil, err
+	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, o.Limits.kubeadmPatches()...)
+	ResolveMounts(cfg, filepath.Dir(o.ConfigPath))
+	return cfg, nil
+}
+
 // CountRoles returns how many control-plane and worker nodes the config asks for.
 func CountRoles(cfg *v1alpha4.Cluster) (controlPlanes, workers int) {
 	for _, n := range cfg.Nodes {
@@ -75,6 +88,20 @@ func ResolveMounts(cfg *v1alpha4.Cluster, dir string) {
 			}
 		}
 	}
+}
+
+// configHash is ConfigHash of a cluster made with limits: the raised ones'
+// patches change the control plane, so they change the hash; the defaults
+// leave it as the file's.
+func configHash(configPath string, limits Limits) (string, error) {
+	sum, err := ConfigHash(configPath)
+	patches := limits.kubeadmPatches()
+	if err != nil || len(patches) == 0 {
+		return sum, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00limits %s\x00%s", sum, limits, strings.Join(patches, "\x00"))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // ConfigHash identifies the cluster a config file makes: a hash of the file

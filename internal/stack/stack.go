@@ -34,6 +34,9 @@ type Options struct {
 	// NoWait refuses at once, instead of waiting, while another termlab
 	// holds the cluster's run lock.
 	NoWait bool
+	// Limits: the control plane's request limits (lab:scale -limits); raised
+	// ones are another cluster (cluster.Limits.ClusterName).
+	Limits cluster.Limits
 }
 
 // OptionsFromEnv reads the TERMLAB_* settings.
@@ -58,11 +61,23 @@ func OptionsFromEnv() (Options, error) {
 
 // ClusterOptions are the cluster settings of the repository at root.
 func ClusterOptions(root string) cluster.Options {
-	return cluster.Options{
+	return ClusterOptionsFor(root, cluster.LimitsDefault)
+}
+
+// ClusterOptionsFor are the settings of the cluster with those limits: for
+// raised ones, another cluster with a kubeconfig of its own beside termlab's.
+func ClusterOptionsFor(root string, limits cluster.Limits) cluster.Options {
+	o := cluster.Options{
 		Name:           cluster.DefaultName,
 		ConfigPath:     filepath.Join(project.ManifestsDir(root), "kind", "cluster.yaml"),
 		KubeconfigPath: project.KubeconfigPath(root),
+		Limits:         cluster.LimitsDefault,
 	}
+	if limits == cluster.LimitsRaised {
+		o.Name, o.Limits = limits.ClusterName(), limits
+		o.KubeconfigPath += "-" + string(limits)
+	}
+	return o
 }
 
 // Images prepares the Docker engine and every image, building what is missing.
@@ -90,7 +105,7 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 	if err != nil {
 		return nil, err
 	}
-	co := ClusterOptions(o.Root)
+	co := ClusterOptionsFor(o.Root, o.Limits)
 	co.Recreate = o.Recreate
 	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes, NoWait: o.NoWait})
 	if err != nil {

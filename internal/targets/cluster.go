@@ -2,6 +2,7 @@ package targets
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -20,13 +21,19 @@ func ClusterUp(ctx context.Context) error {
 	return err
 }
 
-// ClusterDown is cluster:down: deletes the cluster and its project-local kubeconfig.
+// ClusterDown is cluster:down: deletes the cluster and its project-local
+// kubeconfig, and the one lab:scale -limits=raised made, if there is one.
 func ClusterDown(ctx context.Context) error {
 	root, err := project.Root()
 	if err != nil {
 		return err
 	}
-	return cluster.Down(ctx, progress.Default(), stack.ClusterOptions(root))
+	log := progress.Default()
+	err = cluster.Down(ctx, log, stack.ClusterOptions(root))
+	if raised := stack.ClusterOptionsFor(root, cluster.LimitsRaised); cluster.Exists(log, raised.Name) {
+		err = errors.Join(err, cluster.Down(ctx, log, raised))
+	}
+	return err
 }
 
 // ClusterStatus is cluster:status: the nodes, kwok and versions of the running cluster.

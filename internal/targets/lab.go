@@ -33,6 +33,8 @@ type LabFlags struct {
 	// NoWait refuses at once, instead of waiting, while another termlab
 	// holds the cluster's run lock.
 	NoWait *bool
+	// limits: lab:scale -limits, the cluster the labs run on.
+	limits cluster.Limits
 }
 
 // Lab is lab:<name>: runs the named lab of labs/registry.go.
@@ -44,11 +46,22 @@ func Lab(ctx context.Context, name string, f LabFlags) error {
 	return Labs(ctx, f, def)
 }
 
-// LabScale is lab:scale: Lab with the scale lab's size (nil: its defaults).
-func LabScale(ctx context.Context, nodes, pods, finalizers *int, stageset *string, f LabFlags) error {
-	if err := scale.Use(scale.Flags(nodes, pods, finalizers, stageset)); err != nil {
+// LabScale is lab:scale: Lab with the scale lab's size (nil: its
+// defaults), on the cluster with the limits asked for.
+func LabScale(ctx context.Context, nodes, pods, finalizers *int, stageset, limits *string, f LabFlags) error {
+	sz := scale.Flags(nodes, pods, finalizers, stageset)
+	l, err := cluster.ParseLimits(deref(limits))
+	if err != nil {
 		return err
 	}
+	if l == cluster.LimitsRaised && (deref(f.Kubeconfig) != "" || os.Getenv("TERMLAB_KUBECONFIG") != "") {
+		return fmt.Errorf("-limits=raised makes a cluster of its own (%s) with the control plane's limits raised; it does not change a cluster reached with -kubeconfig: leave one of the two out", l.ClusterName())
+	}
+	sz.Limits = string(l)
+	if err := scale.Use(sz); err != nil {
+		return err
+	}
+	f.limits = l
 	return Lab(ctx, "scale", f)
 }
 
@@ -69,6 +82,7 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 		return err
 	}
 	o.NoWait = f.NoWait != nil && *f.NoWait
+	o.Limits = f.limits
 	log := progress.Default()
 	var env *cluster.Env
 	if remote.Kubeconfig != "" {
@@ -88,7 +102,7 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 		// health check and every lab run. The cluster's run lock (a Lease) is
 		// taken by each of them, named with the run it is for, so a termlab
 		// elsewhere may run between two labs of lab:all.
-		release, lerr := runlock.Acquire(ctx, log, cluster.DefaultName)
+		release, lerr := runlock.Acquire(ctx, log, o.Limits.ClusterName())
 		if lerr != nil {
 			return lerr
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 )
 
@@ -108,6 +109,17 @@ type facts struct {
 	// sender (audit.jsonl); auditErr a read error of it.
 	deletes  map[string]*Deleter
 	auditErr error
+	// audited counts the audit events of the run read back (0: no audit log).
+	audited int
+	// limits are the control plane's, as the run found them (limitsNote).
+	limits   cluster.ControlPlaneLimits
+	limitsOK bool
+	// writes are the writes on the run's pods, by sender; binds the
+	// scheduler's bindings of them (UnixNano of their receipt).
+	writes map[string]*writeLog
+	binds  []int64
+	// lastMarked is the last first-seen-deleting of a pod without finalizer.
+	lastMarked time.Time
 }
 
 // podFacts is one pod's events, summed up in the order recorded.
@@ -154,7 +166,12 @@ func read(rec *evidence.Record) *facts {
 		return true
 	})
 	f.deletes = map[string]*Deleter{}
+	f.writes = map[string]*writeLog{}
 	f.auditErr = rec.EachAudit(func(e evidence.AuditEvent) bool {
+		f.audited++
+		if isPodWrite(e, rec.Namespace) {
+			f.addWrite(e)
+		}
 		if e.Resource != "pods" || e.Subresource != "" || (e.Verb != "delete" && e.Verb != "deletecollection") || e.Namespace != rec.Namespace {
 			return true
 		}
@@ -201,6 +218,9 @@ func readKept(rec *evidence.Record) *facts {
 		}
 		if rest, ok := strings.CutPrefix(n.Text, usageNote); ok {
 			f.usageOK = json.Unmarshal([]byte(rest), &f.usage) == nil
+		}
+		if rest, ok := strings.CutPrefix(n.Text, limitsNote); ok {
+			f.limitsOK = json.Unmarshal([]byte(rest), &f.limits) == nil
 		}
 	}
 	for i := range rec.Lists {
@@ -275,6 +295,9 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 	if e.DeletionTimestamp != nil && p.markedAt.IsZero() {
 		p.markedAt = e.ObservedAt
 	}
+	if e.DeletionTimestamp != nil && p.markedAt.Equal(e.ObservedAt) && !finalized {
+		f.lastMarked = later(f.lastMarked, e.ObservedAt)
+	}
 	if e.Type == "DELETED" && p.deleted == 1 && !finalized && !p.markedAt.IsZero() {
 		f.markedToDeleted = append(f.markedToDeleted, e.ObservedAt.Sub(p.markedAt).Seconds())
 	}
@@ -308,7 +331,11 @@ func (f *facts) deletedAt(pod string) (time.Time, bool) {
 func Claims(rec *evidence.Record) []claims.Claim {
 	f := read(rec)
 	fig := figuresOf(f)
-	return []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
+	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
+	if f.size.Pods >= paceMinPods {
+		cs = append(cs, pace(rec, f))
+	}
+	return cs
 }
 
 // verdict builds one claim (claims.Builder).

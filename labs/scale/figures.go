@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/claims"
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/report"
 )
@@ -39,6 +40,15 @@ type Figures struct {
 	// Deleters are the senders of delete requests on the run's pods, as the
 	// API server's audit log has them, most requests first.
 	Deleters []Deleter
+	// MarkedPerSecond: pods without a finalizer / (namespace delete → the
+	// last of them first seen deleting): how fast the namespace controller's
+	// deletes of the collection marked them, before kwok deleted them.
+	MarkedPerSecond float64
+	// Pacers are the senders of writes on the run's pods with their busiest
+	// rate against their client's limit; Limits the control plane's.
+	Pacers   []Pacer
+	Limits   cluster.ControlPlaneLimits
+	LimitsOK bool
 	Usage    Usage
 	UsageOK  bool
 }
@@ -83,7 +93,8 @@ type Deleter struct {
 func FiguresOf(rec *evidence.Record) Figures { return figuresOf(read(rec)) }
 
 func figuresOf(f *facts) Figures {
-	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: f.podEvents}
+	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: f.podEvents, Limits: f.limits, LimitsOK: f.limitsOK}
+	fig.Pacers = pacersOf(f)
 	fig.MarkedToDeleted = spreadOf(slices.Clone(f.markedToDeleted))
 	for _, d := range f.deletes {
 		c := *d
@@ -112,6 +123,7 @@ func figuresOf(f *facts) Figures {
 	}
 	if f.nsDeleteOK {
 		fig.DeletedPerSecond = rate(f.plainDeleted, f.nsDelete.StartedAt, f.lastPlainDeleted)
+		fig.MarkedPerSecond = rate(len(f.markedToDeleted), f.nsDelete.StartedAt, f.lastMarked)
 		fig.DeleteToLastDeleted = since(f.nsDelete.StartedAt, f.lastDeleted)
 		fig.HeldFor = since(f.nsDelete.StartedAt, f.firstRel)
 		if f.goneOK {
@@ -139,6 +151,14 @@ func since(from, to time.Time) float64 {
 	return seconds(to.Sub(from))
 }
 
+// inflight names an API server inflight limit (0 is none).
+func inflight(n int) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
+}
+
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
 // Rows are the figures as a table, for the report and the terminal.
@@ -157,6 +177,26 @@ func (fig Figures) Rows() [][]string {
 	}
 	if m := fig.MarkedToDeleted; m.N > 0 {
 		rows = append(rows, []string{"first seen deleting → DELETED, per pod without a finalizer", fmt.Sprintf("p50 %.1f s, p95 %.1f s, p99 %.1f s, max %.1f s (%d pods)", m.P50, m.P95, m.P99, m.Max, m.N)})
+	}
+	if fig.MarkedPerSecond > 0 {
+		rows = append(rows, []string{"marked (namespace delete → last pod without finalizer first seen deleting)", fmt.Sprintf("%.1f pods/s", fig.MarkedPerSecond)})
+	}
+	if fig.LimitsOK {
+		l := fig.Limits
+		rows = append(rows, []string{"control plane's limits (" + orDefault(fig.Size.Limits) + ", from its command lines)",
+			fmt.Sprintf("scheduler %g/s (burst %d), controller-manager %g/s (burst %d) per controller; API server in flight %s, mutating %s, priority and fairness %t",
+				l.Scheduler.QPS, l.Scheduler.Burst, l.ControllerManager.QPS, l.ControllerManager.Burst, inflight(l.MaxRequestsInflight), inflight(l.MaxMutatingRequestsInflight), l.PriorityAndFairness)})
+	}
+	for _, p := range fig.Pacers {
+		limit := "its limit not known here"
+		if p.LimitKnown {
+			limit = fmt.Sprintf("its limit %g/s", p.Limit.QPS)
+			if p.AtLimit {
+				limit += ": AT ITS LIMIT, which set its pace"
+			}
+		}
+		rows = append(rows, []string{"writes on the run's pods by " + p.Sender + " (" + p.UserAgent + ", audit log)",
+			fmt.Sprintf("%d requests, %.1f/s in its busiest %s; %s", p.Requests, p.Busiest, paceWindow, limit)})
 	}
 	for _, d := range fig.Deleters {
 		what := fmt.Sprintf("%d requests at %.1f/s (first → last): %d removed a pod, %d found it already gone (404)", d.Requests, d.PerSecond, d.Removed, d.NotFound)

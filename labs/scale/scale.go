@@ -58,6 +58,9 @@ type Size struct {
 	FinalizerPercent int `json:"finalizer_percent"`
 	// StageSet plays the pods (internal/kwok: faithful, kwok-v0.8-fast, …).
 	StageSet string `json:"stage_set"`
+	// Limits are the control plane's request limits asked for (-limits:
+	// default or raised); the run records those it found (limitsNote).
+	Limits string `json:"limits,omitempty"`
 }
 
 // Default is lab:scale's size: the one issue #14 asks for.
@@ -183,7 +186,16 @@ const (
 	sizeNote      = "lab:scale size: "
 	namespaceNote = "namespace gone (watch DELETED): "
 	usageNote     = "termlab process during the run: "
+	limitsNote    = "control plane's limits: "
 )
+
+// orDefault names the limits asked for ("" is the default).
+func orDefault(limits string) string {
+	if limits == "" {
+		return string(cluster.LimitsDefault)
+	}
+	return limits
+}
 
 // Usage is what the termlab process (the recorder and the lab's own
 // requests) spent during the run, and what the recorder wrote.
@@ -269,6 +281,17 @@ func steps(ctx context.Context, r *lab.Run) (err error) {
 	b, _ := json.Marshal(sz)
 	r.Rec.Notef("%s%s", sizeNote, b)
 	r.Infof("size: %d fake nodes, %d pods (%d with finalizer %s), stage set %s", sz.FakeNodes, sz.Pods, sz.Finalized(), Finalizer, sz.StageSet)
+	// The limits the control plane runs with, from its own command lines:
+	// the pace claim weighs each component's requests against them.
+	if limits, lerr := cluster.ReadLimits(ctx, r.Env.Client); lerr != nil {
+		r.Log.Warnf("%v: the pace claim will say so", lerr)
+	} else {
+		b, _ := json.Marshal(limits)
+		r.Rec.Notef("%s%s", limitsNote, b)
+		r.Infof("control plane's limits (%s): scheduler %g requests/s (burst %d), controller-manager %g/s (burst %d); API server in flight %d, mutating %d, priority and fairness %t",
+			orDefault(sz.Limits), limits.Scheduler.QPS, limits.Scheduler.Burst, limits.ControllerManager.QPS, limits.ControllerManager.Burst,
+			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness)
+	}
 
 	// The lab's own client, at requestRate: termlab's (50/s) would make the
 	// creates measure the limiter, not the cluster.

@@ -61,9 +61,9 @@ func (Lab) Sidecar(ctx context.Context, by, kubeconfig, context *string, nodeacc
 	return targets.Lab(ctx, "sidecar", targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, NoWait: nowait})
 }
 
-// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful; -by=script|you as the other labs (a kubectl per finalizer: use a small size).
-func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, by, kubeconfig, context *string, nodeaccess *bool, nowait *bool) error {
-	return targets.LabScale(ctx, nodes, pods, finalizers, stageset, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, NoWait: nowait})
+// Scale runs lab:scale: a namespace of kwok pods deleted, finalizers released, the record checked complete; default -nodes=100 -pods=5000 -finalizers=20 -stageset=faithful -limits=default (raised: a cluster termlab-raised with the control plane's request limits lifted); -by=script|you as the other labs (a kubectl per finalizer: use a small size).
+func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, limits, by, kubeconfig, context *string, nodeaccess *bool, nowait *bool) error {
+	return targets.LabScale(ctx, nodes, pods, finalizers, stageset, limits, targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, NoWait: nowait})
 }
 
 // Namespace runs lab:namespace: namespaces held by an unavailable APIService, an orphaned custom resource and a claim in use, each found from the namespace's conditions and released the right way.
