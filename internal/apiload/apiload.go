@@ -10,6 +10,7 @@ package apiload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,4 +179,44 @@ func Fraction(rate, ceiling float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f %%", 100*rate/ceiling)
+}
+
+// Median is rounds' median create rate and median delete rate (each its own:
+// they may come from different rounds), with the rounds' failures summed; of
+// an even count, the lower middle (the ceiling errs low, the fraction of it
+// high).
+func Median(rounds []Figures) Figures {
+	if len(rounds) == 0 {
+		return Figures{}
+	}
+	m := Figures{Pods: rounds[0].Pods, Workers: rounds[0].Workers}
+	m.CreatePerSecond = median(rounds, func(r Figures) float64 { return r.CreatePerSecond })
+	m.DeletePerSecond = median(rounds, func(r Figures) float64 { return r.DeletePerSecond })
+	for _, r := range rounds {
+		m.CreateFailed += r.CreateFailed
+		m.DeleteFailed += r.DeleteFailed
+		m.TooManyRequests += r.TooManyRequests
+	}
+	return m
+}
+
+func median(rounds []Figures, rate func(Figures) float64) float64 {
+	xs := make([]float64, len(rounds))
+	for i, r := range rounds {
+		xs[i] = rate(r)
+	}
+	slices.Sort(xs)
+	return xs[(len(xs)-1)/2]
+}
+
+// Spread is the rounds' range of a rate, "min–max/s over n rounds".
+func Spread(rounds []Figures, rate func(Figures) float64) string {
+	if len(rounds) == 0 {
+		return "no rounds"
+	}
+	lo, hi := rate(rounds[0]), rate(rounds[0])
+	for _, r := range rounds[1:] {
+		lo, hi = min(lo, rate(r)), max(hi, rate(r))
+	}
+	return fmt.Sprintf("%.0f–%.0f/s over %d rounds", lo, hi, len(rounds))
 }

@@ -29,3 +29,21 @@ func TestLoadPodsAreNeverScheduled(t *testing.T) {
 		t.Errorf("the load's pod can be scheduled or is bound: %+v", p.Spec)
 	}
 }
+
+func TestMedianAndSpread(t *testing.T) {
+	rounds := []Figures{
+		{Pods: 2000, Workers: 32, CreatePerSecond: 300, DeletePerSecond: 150, TooManyRequests: 1},
+		{Pods: 2000, Workers: 32, CreatePerSecond: 250, DeletePerSecond: 190},
+		{Pods: 2000, Workers: 32, CreatePerSecond: 320, DeletePerSecond: 170, DeleteFailed: 2},
+	}
+	m := Median(rounds)
+	if m.CreatePerSecond != 300 || m.DeletePerSecond != 170 || m.TooManyRequests != 1 || m.DeleteFailed != 2 || m.Pods != 2000 {
+		t.Errorf("Median = %+v, want create 300, delete 170 (each its own median) and the failures summed", m)
+	}
+	if got := Spread(rounds, func(r Figures) float64 { return r.DeletePerSecond }); got != "150–190/s over 3 rounds" {
+		t.Errorf("Spread = %q", got)
+	}
+	if m := Median(rounds[:2]); m.CreatePerSecond != 250 || m.DeletePerSecond != 150 {
+		t.Errorf("of two rounds the lower middle: %+v", m)
+	}
+}
