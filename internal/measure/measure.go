@@ -51,7 +51,7 @@ type Figures struct {
 	Scale          *ScaleRates       `json:"scale,omitempty"`
 	// ScaleRaised is the newest passing lab:scale -limits=raised run.
 	ScaleRaised *ScaleRates `json:"scale_raised,omitempty"`
-	Builds    []Build         `json:"builds"`
+	Builds      []Build     `json:"builds"`
 }
 
 // Round is one bare kind create and the cluster:up right after it.

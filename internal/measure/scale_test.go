@@ -54,7 +54,7 @@ func TestLatestScaleByLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("20261205-050000-aaaa", `"deleted_pods_per_second":20`)                           // before -limits: the defaults
+	write("20261205-050000-aaaa", `"deleted_pods_per_second":20`)                          // before -limits: the defaults
 	write("20261205-060000-bbbb", `"deleted_pods_per_second":25,"limits_asked":"default"`) // a pace claim's
 	write("20261205-070000-cccc", `"deleted_pods_per_second":40,"limits_asked":"raised"`)
 	def, err := LatestScale(dir, cluster.LimitsDefault)
