@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/termlab/termlab/internal/evidence"
 )
@@ -17,9 +18,13 @@ type podStream struct {
 	index  map[string]int      // pod name → its place in latest
 	latest []evidence.PodEvent // each pod's latest event, pods in order of first event
 	// versions are each pod's resourceVersions, in the order recorded: a
-	// LIST is checked against the record by them (WaitVersions).
-	versions map[string][]string
-	count    int
+	// LIST is checked against the record by them (WaitVersions). The API
+	// server's are etcd revisions, decimal integers, kept as such (8 bytes
+	// where a string takes 24 and an allocation); one that is not (the
+	// API says they are opaque) is kept whole in oddVersions.
+	versions    map[string][]uint64
+	oddVersions map[string][]string
+	count       int
 	subs     map[*podSub]struct{}
 }
 
@@ -27,13 +32,17 @@ type podStream struct {
 type podSub struct{ pending []evidence.PodEvent }
 
 func newPodStream() *podStream {
-	return &podStream{index: map[string]int{}, versions: map[string][]string{}, subs: map[*podSub]struct{}{}}
+	return &podStream{index: map[string]int{}, versions: map[string][]uint64{}, oddVersions: map[string][]string{}, subs: map[*podSub]struct{}{}}
 }
 
 // add keeps e as its pod's latest and queues it for every waiter; r.mu must be held.
 func (s *podStream) add(e evidence.PodEvent) {
 	s.count++
-	s.versions[e.Name] = append(s.versions[e.Name], e.ResourceVersion)
+	if n, err := strconv.ParseUint(e.ResourceVersion, 10, 64); err == nil {
+		s.versions[e.Name] = append(s.versions[e.Name], n)
+	} else {
+		s.oddVersions[e.Name] = append(s.oddVersions[e.Name], e.ResourceVersion)
+	}
 	if i, ok := s.index[e.Name]; ok {
 		s.latest[i] = e
 	} else {
@@ -89,7 +98,15 @@ func (r *Recorder) recordedVersion(pod, rv string) bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Contains(r.stream.versions[pod], rv)
+	return r.stream.has(pod, rv)
+}
+
+// has reports whether an event of the pod carried rv; r.mu must be held.
+func (s *podStream) has(pod, rv string) bool {
+	if n, err := strconv.ParseUint(rv, 10, 64); err == nil {
+		return slices.Contains(s.versions[pod], n)
+	}
+	return slices.Contains(s.oddVersions[pod], rv)
 }
 
 // latestOfLocked is the pod's latest recorded event; r.mu must be held.

@@ -145,3 +145,24 @@ func TestHandOverLetsGoOfTheRecordersCopy(t *testing.T) {
 		t.Errorf("Record after HandOver has %d pod events and %d notes, want the handed-over 2 and 1", again.PodEventCount(), len(again.Notes))
 	}
 }
+
+// resourceVersions are kept as integers where they are (etcd revisions) and
+// whole where not; a LIST's version is found either way, and a version no
+// event carried is not.
+func TestPodStreamVersions(t *testing.T) {
+	s := newPodStream()
+	for _, rv := range []string{"1200", "1300", "opaque-7"} {
+		s.add(evidence.PodEvent{Type: "MODIFIED", PodState: evidence.PodState{Name: "p", ResourceVersion: rv}})
+	}
+	for rv, want := range map[string]bool{"1200": true, "1300": true, "opaque-7": true, "1250": false, "opaque-8": false, "": false} {
+		if got := s.has("p", rv); got != want {
+			t.Errorf("has(p, %q) = %v, want %v", rv, got, want)
+		}
+	}
+	if s.has("q", "1200") {
+		t.Error("another pod's version counted")
+	}
+	if len(s.versions["p"]) != 2 || len(s.oddVersions["p"]) != 1 {
+		t.Errorf("kept %v and %v", s.versions["p"], s.oddVersions["p"])
+	}
+}
