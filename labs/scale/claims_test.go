@@ -300,10 +300,16 @@ func TestSizes(t *testing.T) {
 		{FakeNodes: 1, Pods: 200, FinalizerPercent: 20, StageSet: Default.StageSet},
 		{FakeNodes: 10, Pods: 100, FinalizerPercent: 120, StageSet: Default.StageSet},
 		{FakeNodes: 10, Pods: 100, FinalizerPercent: 20, StageSet: "nope"},
+		{FakeNodes: 10, Pods: 100, FinalizerPercent: 20, StageSet: Default.StageSet, Limits: "unlimited"},
 	} {
 		if bad.Validate() == nil {
 			t.Errorf("%+v validated", bad)
 		}
+	}
+	raised := Default
+	raised.Limits = "raised"
+	if err := raised.Validate(); err != nil {
+		t.Error(err)
 	}
 	seven := 7
 	if s := Flags(nil, &seven, nil, nil); s.Pods != 7 || s.FakeNodes != Default.FakeNodes {

@@ -107,6 +107,9 @@ func (s Size) Validate() error {
 	case !slices.Contains(kwok.StageSets, s.StageSet):
 		return fmt.Errorf("lab:scale: unknown stage set %q (have %v)", s.StageSet, kwok.StageSets)
 	}
+	if _, err := cluster.ParseLimits(s.Limits); err != nil {
+		return fmt.Errorf("lab:scale: %w", err)
+	}
 	return nil
 }
 
