@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
@@ -29,5 +30,25 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 	for _, id := range []string{ClaimRan, ClaimDeleted, ClaimNamespace} {
 		s = append(s, f.Say(id, ""))
 	}
+	if fig.Size.Pods >= paceMinPods {
+		s = append(s, f.Say(ClaimPace, pacedBy(fig)))
+	}
 	return report.Join(s...)
+}
+
+// pacedBy says which senders of writes ran at their client's limit, and the
+// marking rate beside the deletion rate.
+func pacedBy(fig Figures) string {
+	var at []string
+	for _, p := range fig.Pacers {
+		if p.AtLimit {
+			at = append(at, fmt.Sprintf("%s (%.1f/s in its busiest %s, its limit %g/s)", p.Sender, p.Busiest, paceWindow, p.Limit.QPS))
+		}
+	}
+	limits := orDefault(fig.Size.Limits)
+	said := fmt.Sprintf("Under the %s limits no sender of writes on the run's pods ran at its client's limit", limits)
+	if len(at) > 0 {
+		said = fmt.Sprintf("Under the %s limits these ran at their client's limit: %s", limits, strings.Join(at, "; "))
+	}
+	return said + fmt.Sprintf(". The namespace controller's collection deletes marked the pods without a finalizer at %.1f pods/s; they were DELETED at %.1f pods/s.", fig.MarkedPerSecond, fig.DeletedPerSecond)
 }

@@ -146,4 +146,7 @@ func TestPacersNameWhoIsAtItsLimit(t *testing.T) {
 	if n := got["namespace-controller (kube-controller-manager)"]; !n.LimitKnown || n.Limit.QPS != 20 || n.AtLimit {
 		t.Errorf("namespace controller %+v: want the controller-manager's 20/s, far from it", n)
 	}
+	if a := pacedBy(FiguresOf(rec)); !strings.Contains(a, "system:kube-scheduler (") || strings.Contains(a, "kwok") || strings.Contains(a, "namespace-controller") {
+		t.Errorf("the answer names who ran at its limit: %q", a)
+	}
 }
