@@ -25,7 +25,7 @@ type podStream struct {
 	versions    map[string][]uint64
 	oddVersions map[string][]string
 	count       int
-	subs     map[*podSub]struct{}
+	subs        map[*podSub]struct{}
 }
 
 // podSub is one waiter's queue of events not yet visited.
