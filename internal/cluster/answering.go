@@ -18,30 +18,49 @@ const answerTimeout = 5 * time.Second
 // looking (and locking) before touching anything: from kind's own kubeconfig
 // of the cluster (the project's file may be missing or stale), else from the
 // file at kubeconfig; nil when there is no such cluster or it does not answer.
+//
+// The project's file first: when the cluster answers it, its CA is the
+// cluster's (one left from an earlier cluster of the same name fails the TLS
+// check), and kind's costs about ten docker calls.
 func AnsweringConfig(ctx context.Context, name, kubeconfig string) *rest.Config {
-	var cfg *rest.Config
+	if answers(ctx, kubeconfig) {
+		if cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig); err == nil {
+			return cfg
+		}
+	}
 	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
-	if raw, err := p.KubeConfig(name, false); err == nil {
-		cfg, _ = clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+	raw, err := p.KubeConfig(name, false)
+	if err != nil {
+		return nil
 	}
-	if cfg == nil {
-		if _, err := os.Stat(kubeconfig); err != nil {
-			return nil
-		}
-		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil
-		}
-		cfg = c
+	cfg, err := clientcmd.RESTConfigFromKubeConfig([]byte(raw))
+	if err != nil || !serverAnswers(ctx, cfg) {
+		return nil
 	}
+	return cfg
+}
+
+// answers reports whether the cluster a kubeconfig file names answers it,
+// its server's certificate checked against the file's CA.
+func answers(ctx context.Context, kubeconfig string) bool {
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return false
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return false
+	}
+	return serverAnswers(ctx, cfg)
+}
+
+// serverAnswers asks the API server its version, within answerTimeout.
+func serverAnswers(ctx context.Context, cfg *rest.Config) bool {
 	probe := rest.CopyConfig(cfg)
 	probe.Timeout = answerTimeout
 	c, err := kubernetes.NewForConfig(probe)
 	if err != nil {
-		return nil
+		return false
 	}
-	if _, err := c.Discovery().ServerVersion(); err != nil || ctx.Err() != nil {
-		return nil
-	}
-	return cfg
+	_, err = c.Discovery().ServerVersion()
+	return err == nil && ctx.Err() == nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
@@ -18,6 +19,9 @@ const kindRoleLabel = "io.x-k8s.kind.role"
 type nodeContainer struct {
 	node               nodes.Node
 	role, state, image string
+	// started is when docker last started the container: a dockerd
+	// restart or a reboot starts kind's nodes again on its own.
+	started time.Time
 }
 
 // inspectNodes asks docker once about every node container. kind's own
@@ -28,7 +32,7 @@ func inspectNodes(ctx context.Context, ns []nodes.Node) ([]nodeContainer, error)
 	if len(ns) == 0 {
 		return nil, nil
 	}
-	args := []string{"inspect", "--format", `{{.Name}}|{{index .Config.Labels "` + kindRoleLabel + `"}}|{{.State.Status}}|{{.Config.Image}}`}
+	args := []string{"inspect", "--format", `{{.Name}}|{{index .Config.Labels "` + kindRoleLabel + `"}}|{{.State.Status}}|{{.Config.Image}}|{{.State.StartedAt}}`}
 	for _, n := range ns {
 		args = append(args, n.String())
 	}
@@ -39,7 +43,7 @@ func inspectNodes(ctx context.Context, ns []nodes.Node) ([]nodeContainer, error)
 	return parseNodeContainers(ns, lines)
 }
 
-// parseNodeContainers pairs inspectNodes' lines (name|role|state|image) with the nodes.
+// parseNodeContainers pairs inspectNodes' lines (name|role|state|image|started) with the nodes.
 func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, error) {
 	byName := map[string]nodes.Node{}
 	for _, n := range ns {
@@ -48,14 +52,18 @@ func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, erro
 	var out []nodeContainer
 	for _, l := range lines {
 		f := strings.Split(strings.TrimSpace(l), "|")
-		if len(f) != 4 {
-			return nil, fmt.Errorf("unexpected docker inspect line %q (want name|role|state|image)", l)
+		if len(f) != 5 {
+			return nil, fmt.Errorf("unexpected docker inspect line %q (want name|role|state|image|started)", l)
+		}
+		started, err := time.Parse(time.RFC3339Nano, f[4])
+		if err != nil {
+			return nil, fmt.Errorf("docker inspect line %q: start time: %w", l, err)
 		}
 		n, ok := byName[strings.TrimPrefix(f[0], "/")]
 		if !ok {
 			return nil, fmt.Errorf("docker inspect named %q, which is not a node of the cluster", f[0])
 		}
-		out = append(out, nodeContainer{node: n, role: f[1], state: f[2], image: f[3]})
+		out = append(out, nodeContainer{node: n, role: f[1], state: f[2], image: f[3], started: started})
 	}
 	if len(out) != len(ns) {
 		return nil, fmt.Errorf("docker inspect described %d of %d node containers", len(out), len(ns))

@@ -3,6 +3,7 @@ package cluster
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 )
@@ -21,14 +22,15 @@ func TestParseNodeContainersAndRoles(t *testing.T) {
 	cp, w1, w2 := node("lab-control-plane"), node("lab-worker"), node("lab-worker2")
 	ns := []nodes.Node{w2, cp, w1}
 	cs, err := parseNodeContainers(ns, []string{
-		"/lab-worker2|worker|running|termlab.local/node:v1",
-		"/lab-control-plane|control-plane|running|termlab.local/node:v1",
-		"/lab-worker|worker|exited|termlab.local/node:v1",
+		"/lab-worker2|worker|running|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z",
+		"/lab-control-plane|control-plane|running|termlab.local/node:v1|0001-01-01T00:00:00Z",
+		"/lab-worker|worker|exited|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs[2].node != w1 || cs[2].state != "exited" || cs[1].role != "control-plane" || cs[0].image != "termlab.local/node:v1" {
+	if cs[2].node != w1 || cs[2].state != "exited" || cs[1].role != "control-plane" || cs[0].image != "termlab.local/node:v1" ||
+		cs[0].started != time.Date(2026, 12, 5, 13, 6, 1, 123456789, time.UTC) || !cs[1].started.IsZero() {
 		t.Errorf("parsed %+v", cs)
 	}
 	gotCP, workers, err := splitRoles(cs)
@@ -41,20 +43,22 @@ func TestParseNodeContainersAndRoles(t *testing.T) {
 }
 
 func TestParseNodeContainersRefusesWhatDoesNotAddUp(t *testing.T) {
+	const at = "|2026-12-05T13:06:01Z"
 	ns := []nodes.Node{node("a"), node("b")}
 	for _, tc := range []struct {
 		lines []string
 		want  string
 	}{
-		{[]string{"/a|worker|running|img"}, "1 of 2"},
-		{[]string{"/a|worker|running|img", "/c|worker|running|img"}, "not a node of the cluster"},
-		{[]string{"/a|worker|running", "/b|worker|running|img"}, "want name|role|state|image"},
+		{[]string{"/a|worker|running|img" + at}, "1 of 2"},
+		{[]string{"/a|worker|running|img" + at, "/c|worker|running|img" + at}, "not a node of the cluster"},
+		{[]string{"/a|worker|running|img", "/b|worker|running|img" + at}, "want name|role|state|image|started"},
+		{[]string{"/a|worker|running|img|yesterday", "/b|worker|running|img" + at}, "start time"},
 	} {
 		if _, err := parseNodeContainers(ns, tc.lines); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want an error with %q", tc.lines, err, tc.want)
 		}
 	}
-	cs, _ := parseNodeContainers(ns, []string{"/a|worker|running|img", "/b|worker|running|img"})
+	cs, _ := parseNodeContainers(ns, []string{"/a|worker|running|img" + at, "/b|worker|running|img" + at})
 	if _, _, err := splitRoles(cs); err == nil {
 		t.Error("no control plane: want an error")
 	}

@@ -1,6 +1,7 @@
 package kwok
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -147,4 +148,23 @@ func TestStageSetsShape(t *testing.T) {
 			t.Errorf("%s differs from upstream %s beyond the set selector", ours.GetName(), up.GetName())
 		}
 	}
+}
+
+// locateModule looks in the module cache for ModuleVersion before asking go:
+// it must be the version go.mod requires.
+func TestModuleVersionIsGoMods(t *testing.T) {
+	b, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ModulePath + " " + ModuleVersion
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == ModulePath {
+			if got := f[0] + " " + f[1]; got != want {
+				t.Fatalf("go.mod requires %s, ModuleVersion says %s", got, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("go.mod does not require %s", ModulePath)
 }

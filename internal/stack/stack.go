@@ -101,13 +101,35 @@ func BuildNodeImage(ctx context.Context, log *progress.Logger, root string) (str
 // Up brings the whole stack up (or reuses it) and returns the labs' Env.
 func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, error) {
 	begin := time.Now()
-	set, dockerVersion, err := Images(ctx, log, o.Root, o.Images)
+	dockerVersion, err := dockerhost.Ensure(ctx, log, o.Root)
 	if err != nil {
 		return nil, err
 	}
+	// The images are resolved while the run lock is taken and the nodes are
+	// looked at for leftovers: neither needs them, and on a reuse each is
+	// about a second and a half of waiting on docker.
+	resolving, stopResolving := context.WithCancel(ctx)
+	resolved := make(chan imagesResult, 1)
+	go func() {
+		set, err := images.Ensure(resolving, log, o.Root, o.Images)
+		resolved <- imagesResult{set, err}
+	}()
+	// UpCluster returns before taking the images when the lock is not
+	// had: the resolution is stopped and waited for, never left running.
+	taken := false
+	defer func() {
+		stopResolving()
+		if !taken {
+			<-resolved
+		}
+	}()
 	co := ClusterOptionsFor(o.Root, o.Limits)
 	co.Recreate = o.Recreate
-	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes, NoWait: o.NoWait})
+	env, err := UpCluster(ctx, log, ClusterSpec{Options: co, Resolve: func() (images.Set, error) {
+		taken = true
+		r := <-resolved
+		return r.set, r.err
+	}, DockerVersion: dockerVersion, FakeNodes: o.FakeNodes, NoWait: o.NoWait})
 	if err != nil {
 		return nil, err
 	}
@@ -115,12 +137,21 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*cluster.Env, err
 	return env, nil
 }
 
+// imagesResult is one resolution of the images: the set or why not.
+type imagesResult struct {
+	set images.Set
+	err error
+}
+
 // ClusterSpec says which kind cluster UpCluster brings up and what goes on it.
 type ClusterSpec struct {
 	// Options name the cluster, its kind config and kubeconfig; UpCluster
 	// sets NodeImage and ImageRepository from Images.
-	Options       cluster.Options
-	Images        images.Set
+	Options cluster.Options
+	Images  images.Set
+	// Resolve, when set, gives Images once the run lock is taken and the
+	// nodes' leftovers are repaired (it may still be resolving them then).
+	Resolve       func() (images.Set, error)
 	DockerVersion string
 	FakeNodes     int
 	// NoKwok leaves kwok and its fake nodes out: labs without fake nodes
@@ -136,8 +167,6 @@ type ClusterSpec struct {
 // version matrix for one cluster per Kubernetes release.
 func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cluster.Env, error) {
 	co := spec.Options
-	set := spec.Images
-	co.NodeImage, co.ImageRepository = set.Node, set.ImageRepository
 	// Lock, repair, then judge: under the run lock no lab is mid-experiment,
 	// so a stopped kubelet is a leftover; a node that is NotReady only because
 	// of it must not get the whole cluster recreated.
@@ -147,6 +176,13 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	}
 	defer locks.Release()
 	restoreKubelets(ctx, log, co.Name)
+	set := spec.Images
+	if spec.Resolve != nil {
+		if set, err = spec.Resolve(); err != nil {
+			return nil, err
+		}
+	}
+	co.NodeImage, co.ImageRepository = set.Node, set.ImageRepository
 	// A new cluster is made from the node image with the workload (and kwok)
 	// images preloaded, so nothing is loaded onto its nodes; it gets kwok
 	// while kind joins its workers (kwok needs only the control plane), and

@@ -16,20 +16,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/termlab/termlab/internal/cachekey"
 	"github.com/termlab/termlab/internal/flock"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/sourcekey"
 )
 
 // Dir is the targets' magefile folder, relative to the repository root.
@@ -217,54 +215,10 @@ func isImportPath(s string) bool {
 	return true
 }
 
-// Key hashes what the compiled targets depend on: every file of the
-// checkout that can go into the binary (Go sources and what they embed;
-// go.mod and go.sum pin the modules), the Go version and the environment
-// that changes a build. Tests, results, docs and state are left out.
+// Key hashes what the compiled targets depend on: the checkout's sources
+// (internal/sourcekey), with this key's format.
 func Key(root string, getenv func(string) string) (string, error) {
-	k := cachekey.New().Add("format", keyFormat).Add("go", runtime.Version())
-	for _, v := range []string{"GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOTOOLCHAIN"} {
-		k.Add("env "+v, getenv(v))
-	}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if rel != "." && skipDir(rel, d.Name()) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && !skipFile(d.Name()) {
-			k.AddFile("file "+filepath.ToSlash(rel), path)
-		}
-		return nil
-	})
-	if err == nil {
-		err = k.Err()
-	}
-	if err != nil {
-		return "", err
-	}
-	return k.String(), nil
-}
-
-// skipDir: folders that never go into the binary, and nested modules.
-func skipDir(rel, name string) bool {
-	switch {
-	case strings.HasPrefix(name, "."), name == "testdata", name == "node_modules":
-		return true
-	case rel == "results", rel == "bin", rel == "test":
-		return true
-	}
-	return false
-}
-
-func skipFile(name string) bool {
-	return strings.HasSuffix(name, "_test.go") || strings.HasSuffix(name, ".md") ||
-		name == "mage_output_file.go" || strings.HasPrefix(name, ".")
+	return sourcekey.Of(root, keyFormat, getenv)
 }
 
 // prune removes the binaries of earlier sources (a running one keeps its
