@@ -3,7 +3,9 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -600,26 +602,87 @@ func LoadImage(ctx context.Context, env *Env, ref string) error {
 	return LoadImageOn(ctx, ref, kn...)
 }
 
-// LoadImageOn loads the image from the local Docker engine into each node
-// that does not have it (by image ID) yet, all nodes at once.
-func LoadImageOn(ctx context.Context, ref string, ns ...nodes.Node) error {
-	id, err := dockerimage.ID(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
-	}
-	errs := make([]error, len(ns))
-	var wg sync.WaitGroup
-	for i, n := range ns {
-		wg.Go(func() {
-			// The look too: a docker exec each, 0.3 s in a row per node here.
-			if have, err := nodeutils.ImageID(n, ref); err == nil && have == id {
-				return
+// LoadImagesOn loads images from the local Docker engine onto nodes, each
+// node the refs want names for it where it lacks them (by image ID): one
+// look at each node's images (not one per image), all nodes at once.
+func LoadImagesOn(ctx context.Context, want map[nodes.Node][]string) error {
+	ids := map[string]string{}
+	for _, refs := range want {
+		for _, ref := range refs {
+			if _, ok := ids[ref]; !ok {
+				id, err := dockerimage.ID(ctx, ref)
+				if err != nil {
+					return fmt.Errorf("image %s is not in the local Docker engine: %w", ref, err)
+				}
+				ids[ref] = id
 			}
-			errs[i] = loadInto(ctx, n, ref)
+		}
+	}
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	for n, refs := range want {
+		wg.Go(func() {
+			have, _ := nodeImageIDs(ctx, n) // none known: each is looked at alone
+			for _, ref := range refs {
+				id, ok := have[ref]
+				if !ok {
+					id, _ = nodeutils.ImageID(n, ref) // a ref the node names otherwise
+				}
+				if id == ids[ref] {
+					continue
+				}
+				if err := loadInto(ctx, n, ref); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// nodeImageIDs is every image the node's containerd has, by tag.
+func nodeImageIDs(ctx context.Context, n nodes.Node) (map[string]string, error) {
+	var out bytes.Buffer
+	cmd := n.CommandContext(ctx, "crictl", "images", "-o", "json")
+	cmd.SetStdout(&out)
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("listing the images on %s: %w", n, err)
+	}
+	return parseCrictlImages(out.Bytes())
+}
+
+// parseCrictlImages reads `crictl images -o json` into image IDs by tag.
+func parseCrictlImages(b []byte) (map[string]string, error) {
+	var list struct {
+		Images []struct {
+			ID       string   `json:"id"`
+			RepoTags []string `json:"repoTags"`
+		} `json:"images"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("reading crictl's image list: %w", err)
+	}
+	byTag := map[string]string{}
+	for _, im := range list.Images {
+		for _, t := range im.RepoTags {
+			byTag[t] = im.ID
+		}
+	}
+	return byTag, nil
+}
+
+// LoadImageOn loads the image from the local Docker engine into each node
+// that does not have it (by image ID) yet, all nodes at once.
+func LoadImageOn(ctx context.Context, ref string, ns ...nodes.Node) error {
+	want := map[nodes.Node][]string{}
+	for _, n := range ns {
+		want[n] = []string{ref}
+	}
+	return LoadImagesOn(ctx, want)
 }
 
 func loadInto(ctx context.Context, n nodes.Node, ref string) error {

@@ -63,3 +63,27 @@ func TestParseNodeContainersRefusesWhatDoesNotAddUp(t *testing.T) {
 		t.Error("no control plane: want an error")
 	}
 }
+
+// Images by tag, as `crictl images -o json` printed them on a node here.
+func TestParseCrictlImages(t *testing.T) {
+	got, err := parseCrictlImages([]byte(`{"images": [
+		{"id": "sha256:3588e2a5", "repoTags": ["termlab.local/heartbeat:v1"], "repoDigests": ["docker.io/library/import-2026-12-05@sha256:f9ef028e"], "size": "6812052"},
+		{"id": "sha256:aaaa", "repoTags": ["termlab.local/kwok:v0.8.0", "registry.k8s.io/kwok/kwok:v0.8.0"]},
+		{"id": "sha256:bbbb", "repoTags": []}
+	]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"termlab.local/heartbeat:v1": "sha256:3588e2a5", "termlab.local/kwok:v0.8.0": "sha256:aaaa", "registry.k8s.io/kwok/kwok:v0.8.0": "sha256:aaaa"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+	if _, err := parseCrictlImages([]byte("time=... level=error msg=...")); err == nil {
+		t.Error("crictl's error text: want an error")
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/termlab/termlab/internal/flock"
@@ -410,8 +411,24 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
+// toolchains remembers toolchain's answers by environment: each go env is
+// 0.1 s, once per recipe in every cluster:up.
+var toolchains sync.Map
+
 // toolchain asks the go command that will build what it is and what it targets.
 func toolchain(ctx context.Context, env []string) (Toolchain, error) {
+	key := strings.Join(env, "\x00")
+	if tc, ok := toolchains.Load(key); ok {
+		return tc.(Toolchain), nil
+	}
+	tc, err := askToolchain(ctx, env)
+	if err == nil {
+		toolchains.Store(key, tc)
+	}
+	return tc, err
+}
+
+func askToolchain(ctx context.Context, env []string) (Toolchain, error) {
 	cmd := exec.CommandContext(ctx, "go", "env", "-json", "GOVERSION", "GOOS", "GOARCH")
 	cmd.Env = env
 	cmd.Dir = os.TempDir()

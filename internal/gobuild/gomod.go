@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -206,4 +208,59 @@ func ModuleVersions(ctx context.Context, mod string) ([]string, error) {
 		return nil, fmt.Errorf("go list -m -versions %s: the module proxy lists no version", mod)
 	}
 	return f[1:], nil
+}
+
+// ModuleCacheDir is where go extracted module@version in the module cache
+// when it is there, without asking go ("" when it is not, or the cache's
+// place cannot be told without `go env`): a go command costs 0.1–0.4 s of
+// every cluster:up, and the module cache is where go puts what go.mod pins.
+func ModuleCacheDir(module, version string) string {
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
+			cache = filepath.Join(gp[0], "pkg", "mod")
+		} else if home, err := os.UserHomeDir(); err == nil {
+			cache = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	if cache == "" || module == "" || version == "" {
+		return ""
+	}
+	dir := filepath.Join(cache, filepath.FromSlash(escapeModulePath(module))+"@"+escapeModulePath(version))
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// escapeModulePath is the module cache's case encoding: each capital letter
+// becomes "!" and its lower case.
+func escapeModulePath(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// BuiltWith is the version of module this program was built with (go.mod's
+// for a binary built in this checkout), "" when it has no such dependency.
+func BuiltWith(module string) string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range info.Deps {
+		if d.Path == module {
+			if d.Replace != nil {
+				return ""
+			}
+			return d.Version
+		}
+	}
+	return ""
 }

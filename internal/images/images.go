@@ -332,6 +332,11 @@ func goBuildOwn(ctx context.Context, root, name, out string) error {
 }
 
 func moduleDir(ctx context.Context, root, module string) (string, error) {
+	// The version this binary was built with is go.mod's: in the module
+	// cache, no go command is needed.
+	if dir := gobuild.ModuleCacheDir(module, gobuild.BuiltWith(module)); dir != "" {
+		return dir, nil
+	}
 	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", module)
 	cmd.Dir = root
 	out, err := cmd.Output()

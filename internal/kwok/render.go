@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/termlab/termlab/internal/gobuild"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -257,12 +258,9 @@ func locateModule(dir string) (Module, error) {
 	}
 	// The module cache's usual place first: asking go costs 0.3 s of every
 	// cluster:up, and go.mod pins ModuleVersion (TestModuleVersionIsGoMods).
-	if d := defaultModCacheDir(); d != "" {
-		d = filepath.Join(d, ModulePath+"@"+ModuleVersion)
-		if checkModuleDir(d) == nil {
-			moduleCache.mod = Module{Version: ModuleVersion, Dir: d}
-			return moduleCache.mod, nil
-		}
+	if d := gobuild.ModuleCacheDir(ModulePath, ModuleVersion); d != "" && checkModuleDir(d) == nil {
+		moduleCache.mod = Module{Version: ModuleVersion, Dir: d}
+		return moduleCache.mod, nil
 	}
 	var tried []string
 	for _, args := range [][]string{
@@ -295,22 +293,6 @@ func locateModule(dir string) (Module, error) {
 	}
 	return Module{}, fmt.Errorf("kwok module %s@%s sources not found (%s); run `go mod download %s` in the termlab repository",
 		ModulePath, ModuleVersion, strings.Join(tried, "; "), ModulePath)
-}
-
-// defaultModCacheDir is where go keeps modules unless `go env` says
-// otherwise: GOMODCACHE, else GOPATH's first entry's pkg/mod, else
-// ~/go/pkg/mod ("" when none can be told without asking go).
-func defaultModCacheDir() string {
-	if d := os.Getenv("GOMODCACHE"); d != "" {
-		return d
-	}
-	if gp := filepath.SplitList(os.Getenv("GOPATH")); len(gp) > 0 && gp[0] != "" {
-		return filepath.Join(gp[0], "pkg", "mod")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, "go", "pkg", "mod")
-	}
-	return ""
 }
 
 func goModule(args ...string) (Module, error) {

@@ -2,6 +2,8 @@ package stack
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -29,7 +31,12 @@ func Lock(ctx context.Context, log *progress.Logger, co cluster.Options, what st
 		return nil, err
 	}
 	l := &Locks{releaseLocal: releaseLocal, what: what, noWait: noWait}
-	if cfg := cluster.AnsweringConfig(ctx, co.Name, co.KubeconfigPath); cfg != nil {
+	// Quick on a healthy cluster or none; node containers docker just
+	// started again can keep it waiting for its timeouts (11 s seen here).
+	stop := log.Ticker(fmt.Sprintf("asking whether cluster %q answers, to take its run lock", co.Name), 3*time.Second)
+	cfg := cluster.AnsweringConfig(ctx, co.Name, co.KubeconfigPath)
+	stop()
+	if cfg != nil {
 		if err := l.InCluster(ctx, log, cfg); err != nil {
 			releaseLocal()
 			return nil, err

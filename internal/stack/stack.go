@@ -220,22 +220,29 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 		return nil, err
 	}
 	// A reused cluster may lack the current workload (or kwok) image: it goes
-	// on every node (labs run it on the workers, a node pod on any node);
-	// kwok's controller runs on the control plane only
-	// (manifests/kwok/controller). All loads at once.
+	// on every node (labs run it on the workers, a node pod on any node),
+	// beside kwok's install, which does not need it; kwok's controller runs
+	// on the control plane only (manifests/kwok/controller).
+	var workloadErr error
+	var loading sync.WaitGroup
 	if !preloaded {
-		done := log.Step("loading workload and kwok images onto the nodes")
-		var kwokErr error
-		var wg sync.WaitGroup
-		if !spec.NoKwok && !kwokDone {
-			wg.Go(func() { kwokErr = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node)) }) // a kind node: Env came from kind here
+		want := map[nodes.Node][]string{}
+		for _, n := range append([]cluster.Node{env.ControlPlane}, env.Workers...) {
+			want[n.(nodes.Node)] = []string{set.Workload} // kind nodes: Env came from kind here
 		}
-		err = cluster.LoadImage(ctx, env, set.Workload)
-		wg.Wait()
-		err = errors.Join(err, kwokErr)
-		done(err)
-		if err != nil {
-			return nil, err
+		loading.Go(func() {
+			done := log.Step("loading the workload image onto the nodes")
+			workloadErr = cluster.LoadImagesOn(ctx, want)
+			done(workloadErr)
+		})
+		if !spec.NoKwok && !kwokDone {
+			done := log.Step("loading the kwok image onto the control plane")
+			err = cluster.LoadImageOn(ctx, set.Kwok, env.ControlPlane.(nodes.Node))
+			done(err)
+			if err != nil {
+				loading.Wait()
+				return nil, err
+			}
 		}
 	}
 	env.WorkloadImage = set.Workload
@@ -248,7 +255,8 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	default:
 		err = installKwok(ctx, log, env, set, spec.FakeNodes)
 	}
-	if err != nil {
+	loading.Wait()
+	if err = errors.Join(err, workloadErr); err != nil {
 		return nil, err
 	}
 	// Under the cluster's run lock (taken now if the cluster did not answer
