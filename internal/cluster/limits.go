@@ -36,9 +36,18 @@ func ParseLimits(s string) (Limits, error) {
 // pkg/kwokctl/runtime: kube-api-qps 5000 and burst 10000 for the
 // controller-manager and the scheduler; no inflight limit and no priority and
 // fairness in the API server).
+//
+// And one of termlab's own: the API server deletes a collection (the
+// namespace controller's delete of a namespace's pods) with
+// --delete-collection-workers workers, 1 by default
+// (k8s.io/apiserver/pkg/server/options/etcd.go); under the defaults its
+// marking set lab:scale's deletion pace (run 20261205-133700-27c8: marked
+// and DELETED both 22.2 pods/s). Raised, it works with as many as kwok plays
+// pod stages at once (internal/kwok.PodPlayParallelism).
 const (
-	RaisedQPS   = 5000
-	RaisedBurst = 10000
+	RaisedQPS                     = 5000
+	RaisedBurst                   = 10000
+	RaisedDeleteCollectionWorkers = 16
 )
 
 // raisedPatch is the kubeadm patch of LimitsRaised. kind merges extraArgs
@@ -49,6 +58,7 @@ apiServer:
     max-requests-inflight: "0"
     max-mutating-requests-inflight: "0"
     enable-priority-and-fairness: "false"
+    delete-collection-workers: "%d"
 controllerManager:
   extraArgs:
     kube-api-qps: "%d"
@@ -57,7 +67,7 @@ scheduler:
   extraArgs:
     kube-api-qps: "%d"
     kube-api-burst: "%d"
-`, RaisedQPS, RaisedBurst, RaisedQPS, RaisedBurst)
+`, RaisedDeleteCollectionWorkers, RaisedQPS, RaisedBurst, RaisedQPS, RaisedBurst)
 
 // kubeadmPatches are the limits' patches to the kind config (none for the
 // defaults: a default cluster is the config file as it is).
@@ -102,6 +112,13 @@ type ControlPlaneLimits struct {
 	MaxRequestsInflight         int  `json:"max_requests_inflight"`
 	MaxMutatingRequestsInflight int  `json:"max_mutating_requests_inflight"`
 	PriorityAndFairness         bool `json:"priority_and_fairness"`
+	// DeleteCollectionWorkers is how many deletes of one collection the API
+	// server runs at once.
+	DeleteCollectionWorkers int `json:"delete_collection_workers,omitempty"`
+	// KwokPodPlayParallelism is not the control plane's but the fake
+	// nodes': how many pod stages (each an API request) kwok plays at once,
+	// from its ConfigMap (0: not read).
+	KwokPodPlayParallelism int `json:"kwok_pod_play_parallelism,omitempty"`
 	// Found names the components whose command line was read; a limit of a
 	// component not found is its default.
 	Found []string `json:"found"`
@@ -117,6 +134,7 @@ func LimitsFromCommands(commands map[string][]string) (ControlPlaneLimits, error
 		MaxRequestsInflight:         400,
 		MaxMutatingRequestsInflight: 200,
 		PriorityAndFairness:         true,
+		DeleteCollectionWorkers:     1,
 	}
 	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		cmd, ok := commands[component]
@@ -145,6 +163,8 @@ func LimitsFromCommands(commands map[string][]string) (ControlPlaneLimits, error
 				l.MaxMutatingRequestsInflight, err = strconv.Atoi(value)
 			case "kube-apiserver enable-priority-and-fairness":
 				l.PriorityAndFairness, err = strconv.ParseBool(value)
+			case "kube-apiserver delete-collection-workers":
+				l.DeleteCollectionWorkers, err = strconv.Atoi(value)
 			}
 			if err != nil {
 				return l, fmt.Errorf("%s: reading %s: %w", component, arg, err)

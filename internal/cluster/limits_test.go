@@ -48,7 +48,7 @@ func TestLimitsFromCommands(t *testing.T) {
 		"kube-apiserver":          {"kube-apiserver", "--audit-log-maxsize=200"},
 	})
 	want := ControlPlaneLimits{Scheduler: DefaultSchedulerLimit, ControllerManager: DefaultControllerManagerLimit,
-		MaxRequestsInflight: 400, MaxMutatingRequestsInflight: 200, PriorityAndFairness: true,
+		MaxRequestsInflight: 400, MaxMutatingRequestsInflight: 200, PriorityAndFairness: true, DeleteCollectionWorkers: 1,
 		Found: []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}}
 	if err != nil || !reflect.DeepEqual(l, want) {
 		t.Errorf("defaults: %+v, %v", l, err)
@@ -57,10 +57,10 @@ func TestLimitsFromCommands(t *testing.T) {
 	l, err = LimitsFromCommands(map[string][]string{
 		"kube-scheduler":          {"kube-scheduler", "--kube-api-qps=5000", "--kube-api-burst=10000"},
 		"kube-controller-manager": {"kube-controller-manager", "--kube-api-qps=5000", "--kube-api-burst=10000"},
-		"kube-apiserver":          {"kube-apiserver", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0", "--enable-priority-and-fairness=false"},
+		"kube-apiserver":          {"kube-apiserver", "--max-requests-inflight=0", "--max-mutating-requests-inflight=0", "--enable-priority-and-fairness=false", "--delete-collection-workers=16"},
 	})
 	raised := ClientLimit{QPS: RaisedQPS, Burst: RaisedBurst}
-	if err != nil || l.Scheduler != raised || l.ControllerManager != raised || l.MaxRequestsInflight != 0 || l.MaxMutatingRequestsInflight != 0 || l.PriorityAndFairness {
+	if err != nil || l.Scheduler != raised || l.ControllerManager != raised || l.MaxRequestsInflight != 0 || l.MaxMutatingRequestsInflight != 0 || l.PriorityAndFairness || l.DeleteCollectionWorkers != RaisedDeleteCollectionWorkers {
 		t.Errorf("raised: %+v, %v", l, err)
 	}
 	// A component not found keeps its default and is not listed as read.
@@ -85,7 +85,7 @@ func TestRenderWithLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		all := strings.Join(cfg.KubeadmConfigPatches, "\n")
-		if raised := strings.Contains(all, "kube-api-qps: \"5000\""); raised != (l == LimitsRaised) {
+		if raised := strings.Contains(all, "kube-api-qps: \"5000\"") && strings.Contains(all, "delete-collection-workers: \"16\""); raised != (l == LimitsRaised) {
 			t.Errorf("%s: patches %q", l, all)
 		}
 		if m := cfg.Nodes[0].ExtraMounts; len(m) == 0 || !filepath.IsAbs(m[0].HostPath) {

@@ -65,6 +65,19 @@ const (
 
 	// ModuleAnnotation on the controller Deployment records the rendered kwok module.
 	ModuleAnnotation = "termlab.dev/kwok-module"
+	// ConfigAnnotation on the controller's pod template is a hash of its
+	// configuration: kwok reads it only when it starts, so a changed one
+	// must roll the controller.
+	ConfigAnnotation = "termlab.dev/kwok-config"
+	// PodPlayParallelism is how many pod stages kwok plays at once, each an
+	// API request (kwok's own default is 4). A real node's kubelet works its
+	// pods in parallel with a client of its own; with 4 for all of a run's
+	// fake nodes, kwok set lab:scale's pace: at 5,000 pods on 100 fake
+	// nodes Running 24.8 and DELETED 13.9 pods/s (run 20261205-110622-be79);
+	// with 16, 43.6 and 22.2 pods/s (run 20261205-133700-27c8), where the
+	// scheduler's client limit and the API server's collection delete set
+	// them.
+	PodPlayParallelism = 16
 	// FieldManager is termlab's server-side apply field manager.
 	FieldManager = "termlab"
 )

@@ -3,10 +3,11 @@ package kwok
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/termlab/termlab/internal/gobuild"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,12 +17,16 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
 	manifests "github.com/termlab/termlab/manifests/kwok"
+
+	"github.com/termlab/termlab/internal/gobuild"
 )
 
 // Layout of the in-memory filesystem kustomize runs on: manifests/kwok as
@@ -64,7 +69,15 @@ func Render(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := checkConfig(config); err != nil {
 		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
 	}
+	data, err := withPodPlayParallelism(config, PodPlayParallelism)
+	if err != nil {
+		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
+	}
 	if err := setImage(deploy, opts.Image); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(data))
+	if err := unstructured.SetNestedField(deploy.Object, hex.EncodeToString(sum[:8]), "spec", "template", "metadata", "annotations", ConfigAnnotation); err != nil {
 		return nil, err
 	}
 	ann := deploy.GetAnnotations()
@@ -190,6 +203,27 @@ func checkConfig(cm *unstructured.Unstructured) error {
 			want, o.ManageAllNodes, o.ManageNodesWithAnnotationSelector, o.ManageNodesWithLabelSelector)
 	}
 	return nil
+}
+
+// withPodPlayParallelism sets options.podPlayStageParallelism in the kwok
+// ConfigMap's kwok.yaml and returns the new text.
+func withPodPlayParallelism(cm *unstructured.Unstructured, n int) (string, error) {
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "kwok.yaml")
+	var conf map[string]any
+	if err := yaml.Unmarshal([]byte(data), &conf); err != nil {
+		return "", fmt.Errorf("ConfigMap kwok, kwok.yaml: %w", err)
+	}
+	opts, ok := conf["options"].(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("ConfigMap kwok, kwok.yaml: no options")
+	}
+	opts["podPlayStageParallelism"] = n
+	out, err := yaml.Marshal(conf)
+	if err != nil {
+		return "", err
+	}
+	text := string(out)
+	return text, unstructured.SetNestedField(cm.Object, text, "data", "kwok.yaml")
 }
 
 func setImage(deploy *unstructured.Unstructured, image string) error {
@@ -332,3 +366,28 @@ func checkModuleDir(dir string) error {
 	}
 	return nil
 }
+
+// PodPlayParallelismOf reads how many pod stages the cluster's kwok plays at
+// once from its ConfigMap (kwok's default, 4, when the option is not set).
+func PodPlayParallelismOf(ctx context.Context, client kubernetes.Interface) (int, error) {
+	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, "kwok", metav1.GetOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok): %w", Namespace, err)
+	}
+	var conf struct {
+		Options struct {
+			PodPlayStageParallelism *int `json:"podPlayStageParallelism"`
+		} `json:"options"`
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["kwok.yaml"]), &conf); err != nil {
+		return 0, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok, kwok.yaml): %w", Namespace, err)
+	}
+	if p := conf.Options.PodPlayStageParallelism; p != nil {
+		return *p, nil
+	}
+	return kwokDefaultPodPlayParallelism, nil
+}
+
+// kwokDefaultPodPlayParallelism is kwok v0.8's own default
+// (pkg/apis/config/v1alpha1: +default=4).
+const kwokDefaultPodPlayParallelism = 4

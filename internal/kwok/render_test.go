@@ -1,6 +1,8 @@
 package kwok
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"reflect"
 	"strings"
@@ -76,6 +78,26 @@ func TestRender(t *testing.T) {
 	}
 	if sel := d.GetLabels()["app"]; sel != ControllerName {
 		t.Errorf("label app = %q", sel)
+	}
+	var cm *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == "ConfigMap" {
+			cm = o
+		}
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "kwok.yaml")
+	if !strings.Contains(data, "podPlayStageParallelism: 16\n") || !strings.Contains(data, "manageNodesWithAnnotationSelector: kwok.x-k8s.io/node=fake") {
+		t.Errorf("kwok.yaml:\n%s", data)
+	}
+	// Another configuration rolls the controller: its pod template changes.
+	hash, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", ConfigAnnotation)
+	other, err := withPodPlayParallelism(cm, 4)
+	if err != nil || hash == "" {
+		t.Fatalf("hash %q, %v", hash, err)
+	}
+	sum := sha256.Sum256([]byte(other))
+	if hash == hex.EncodeToString(sum[:8]) {
+		t.Error("the configuration with parallelism 4 hashes as the rendered one")
 	}
 }
 

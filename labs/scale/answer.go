@@ -36,6 +36,11 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 	return report.Join(s...)
 }
 
+// followsMarking: DELETED at this share of the marking rate or more is
+// deletion that waited on nothing after the marking (kwok's DELETE follows
+// each mark within its stage's delay).
+const followsMarking = 0.95
+
 // pacedBy says which senders of writes ran at their client's limit, and the
 // marking rate beside the deletion rate.
 func pacedBy(fig Figures) string {
@@ -50,5 +55,18 @@ func pacedBy(fig Figures) string {
 	if len(at) > 0 {
 		said = fmt.Sprintf("Under the %s limits these ran at their client's limit: %s", limits, strings.Join(at, "; "))
 	}
-	return said + fmt.Sprintf(". The namespace controller's collection deletes marked the pods without a finalizer at %.1f pods/s; they were DELETED at %.1f pods/s.", fig.MarkedPerSecond, fig.DeletedPerSecond)
+	workers := ""
+	if n := fig.Limits.DeleteCollectionWorkers; fig.LimitsOK && n > 0 {
+		workers = fmt.Sprintf(" (the API server works a collection with %d workers)", n)
+		if n == 1 {
+			workers = " (the API server works a collection with 1 worker)"
+		}
+	}
+	said += fmt.Sprintf(". The namespace controller's collection deletes marked the pods without a finalizer at %.1f pods/s%s; they were DELETED at %.1f pods/s", fig.MarkedPerSecond, workers, fig.DeletedPerSecond)
+	if fig.MarkedPerSecond > 0 && fig.DeletedPerSecond >= followsMarking*fig.MarkedPerSecond {
+		said += ": as fast as they were marked, so the marking set the deletion's pace"
+	} else if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 {
+		said += fmt.Sprintf(": slower than they were marked, behind kwok's DELETEs (%d at once)", n)
+	}
+	return said + "."
 }

@@ -184,11 +184,14 @@ func (fig Figures) Rows() [][]string {
 	if fig.LimitsOK {
 		l := fig.Limits
 		rows = append(rows, []string{"control plane's limits (" + orDefault(fig.Size.Limits) + ", from its command lines)",
-			fmt.Sprintf("scheduler %g/s (burst %d), controller-manager %g/s (burst %d) per controller; API server in flight %s, mutating %s, priority and fairness %t",
-				l.Scheduler.QPS, l.Scheduler.Burst, l.ControllerManager.QPS, l.ControllerManager.Burst, inflight(l.MaxRequestsInflight), inflight(l.MaxMutatingRequestsInflight), l.PriorityAndFairness)})
+			fmt.Sprintf("scheduler %g/s (burst %d), controller-manager %g/s (burst %d) per controller; API server in flight %s, mutating %s, priority and fairness %t%s",
+				l.Scheduler.QPS, l.Scheduler.Burst, l.ControllerManager.QPS, l.ControllerManager.Burst, inflight(l.MaxRequestsInflight), inflight(l.MaxMutatingRequestsInflight), l.PriorityAndFairness, collectionWorkers(l))})
 	}
 	for _, p := range fig.Pacers {
 		limit := "its limit not known here"
+		if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 && strings.HasPrefix(p.UserAgent, "kwok/") {
+			limit = fmt.Sprintf("no rate limit: at most %d requests at once (kwok's podPlayStageParallelism)", n)
+		}
 		if p.LimitKnown {
 			limit = fmt.Sprintf("its limit %g/s", p.Limit.QPS)
 			if p.AtLimit {
@@ -214,6 +217,15 @@ func (fig Figures) Rows() [][]string {
 		)
 	}
 	return rows
+}
+
+// collectionWorkers says how many deletes of a collection the API server
+// runs at once, where the run read it.
+func collectionWorkers(l cluster.ControlPlaneLimits) string {
+	if l.DeleteCollectionWorkers == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", collection delete workers %d", l.DeleteCollectionWorkers)
 }
 
 func files(m map[string]int64) string {

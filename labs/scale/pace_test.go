@@ -150,3 +150,17 @@ func TestPacersNameWhoIsAtItsLimit(t *testing.T) {
 		t.Errorf("the answer names who ran at its limit: %q", a)
 	}
 }
+
+// The answer says whether the deletion followed the marking, or waited on
+// kwok's DELETEs, from the recorded rates and limits.
+func TestPacedBySaysWhatSetTheDeletion(t *testing.T) {
+	limits := cluster.ControlPlaneLimits{DeleteCollectionWorkers: 1, KwokPodPlayParallelism: 4}
+	followed := pacedBy(Figures{MarkedPerSecond: 22.2, DeletedPerSecond: 22.2, Limits: limits, LimitsOK: true})
+	if !strings.Contains(followed, "with 1 worker)") || !strings.Contains(followed, "the marking set the deletion's pace") {
+		t.Errorf("marked 22.2, DELETED 22.2: %s", followed)
+	}
+	behind := pacedBy(Figures{MarkedPerSecond: 21.8, DeletedPerSecond: 13.9, Limits: limits, LimitsOK: true})
+	if strings.Contains(behind, "marking set") || !strings.Contains(behind, "behind kwok's DELETEs (4 at once)") {
+		t.Errorf("marked 21.8, DELETED 13.9: %s", behind)
+	}
+}

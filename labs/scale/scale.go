@@ -289,11 +289,14 @@ func steps(ctx context.Context, r *lab.Run) (err error) {
 	if limits, lerr := cluster.ReadLimits(ctx, r.Env.Client); lerr != nil {
 		r.Log.Warnf("%v: the pace claim will say so", lerr)
 	} else {
+		if limits.KwokPodPlayParallelism, lerr = kwok.PodPlayParallelismOf(ctx, r.Env.Client); lerr != nil {
+			r.Log.Warnf("%v: the report will not say how many requests kwok sends at once", lerr)
+		}
 		b, _ := json.Marshal(limits)
 		r.Rec.Notef("%s%s", limitsNote, b)
-		r.Infof("control plane's limits (%s): scheduler %g requests/s (burst %d), controller-manager %g/s (burst %d); API server in flight %d, mutating %d, priority and fairness %t",
+		r.Infof("limits (%s): scheduler %g requests/s (burst %d), controller-manager %g/s (burst %d); API server in flight %d, mutating %d, priority and fairness %t, collection delete workers %d; kwok plays %d pod stages at once",
 			orDefault(sz.Limits), limits.Scheduler.QPS, limits.Scheduler.Burst, limits.ControllerManager.QPS, limits.ControllerManager.Burst,
-			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness)
+			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness, limits.DeleteCollectionWorkers, limits.KwokPodPlayParallelism)
 	}
 
 	// The lab's own client, at requestRate: termlab's (50/s) would make the
