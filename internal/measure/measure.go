@@ -186,7 +186,8 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f 
 	for i := range apiLoadRounds {
 		done := log.Step(fmt.Sprintf("API server pod writes, round %d of %d: %d gated pods created, then deleted, by %d clients", i+1, apiLoadRounds, apiLoadPods, apiLoadWorkers))
 		a, err := apiload.Run(ctx, env.RESTConfig, apiload.Options{
-			Pods: apiLoadPods, Workers: apiLoadWorkers, Namespace: "termlab-apiload", Log: log,
+			// A namespace per round: the last round's is still being deleted.
+			Pods: apiLoadPods, Workers: apiLoadWorkers, Namespace: fmt.Sprintf("termlab-apiload-%d", i+1), Log: log,
 		})
 		done(err)
 		if err != nil {
