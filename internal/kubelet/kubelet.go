@@ -204,6 +204,7 @@ func parseLook(out string) (state string, armed []string, err error) {
 	return state, switchUnits(after), nil
 }
 
+// switchUnits picks the switch timers out of `systemctl list-units --plain --no-legend` output.
 func switchUnits(listUnits string) []string {
 	var units []string
 	for _, line := range strings.Split(listUnits, "\n") {
