@@ -142,12 +142,12 @@ func Restore(ctx context.Context, nodes []Node) ([]Repair, error) {
 
 // restoreOn is Restore on one node.
 func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
-	state, armed, err := lookAt(ctx, node)
+	state, err := State(ctx, node)
 	if err == nil && !startingOrUp(state) && booting(ctx, node) {
 		// A node container docker just started again: systemd has not
 		// reached the kubelet yet, nobody left it stopped.
 		waitBooted(ctx, node)
-		state, armed, err = lookAt(ctx, node)
+		state, err = State(ctx, node)
 	}
 	if err != nil {
 		return nil, err
@@ -159,6 +159,10 @@ func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
 		}
 		repairs = append(repairs, Repair{Node: node.String(), Started: true,
 			Text: fmt.Sprintf("the kubelet on %s was %s (an earlier run stopped it and did not finish): started it again", node, state)})
+	}
+	armed, err := armedSwitches(ctx, node)
+	if err != nil {
+		return repairs, err
 	}
 	var errs []error
 	for _, unit := range armed {
@@ -172,36 +176,15 @@ func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
 	return repairs, errors.Join(errs...)
 }
 
-// lookAt asks the node's systemd in one command (a docker exec is 0.15 s
-// of a loaded 2-core machine, every cluster:up and lab run does this on
-// every node) for the kubelet's state and the switch timers loaded.
-func lookAt(ctx context.Context, node Node) (state string, armed []string, err error) {
+// armedSwitches lists the switch timers loaded on the node.
+func armedSwitches(ctx context.Context, node Node) ([]string, error) {
 	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, "sh", "-c", "systemctl is-active kubelet; echo "+lookSeparator+
-		"; systemctl list-units --all --plain --no-legend --type=timer '"+unitPrefix+"*'")
+	cmd := node.CommandContext(ctx, "systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=timer", unitPrefix+"*")
 	cmd.SetStdout(&out)
-	runErr := cmd.Run() // the list's exit status; is-active's is in its word
-	state, armed, err = parseLook(out.String())
-	if err != nil {
-		return "", nil, fmt.Errorf("asking systemd on %s about the kubelet and its restore timers: %w (%v)", node, err, runErr)
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("listing kubelet restore timers on %s: %w", node, err)
 	}
-	return state, armed, nil
-}
-
-// lookSeparator parts lookAt's two answers.
-const lookSeparator = "--termlab-timers--"
-
-// parseLook reads lookAt's output: the kubelet's state, then the timers.
-func parseLook(out string) (state string, armed []string, err error) {
-	before, after, ok := strings.Cut(out, lookSeparator+"\n")
-	if !ok {
-		before, after, ok = strings.Cut(out, lookSeparator)
-	}
-	state = strings.TrimSpace(before)
-	if !ok || state == "" || strings.ContainsAny(state, " \n") {
-		return "", nil, fmt.Errorf("unexpected answer %q", out)
-	}
-	return state, switchUnits(after), nil
+	return switchUnits(out.String()), nil
 }
 
 // switchUnits picks the switch timers out of `systemctl list-units --plain --no-legend` output.

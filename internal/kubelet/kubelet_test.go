@@ -50,20 +50,3 @@ func TestBootStates(t *testing.T) {
 		}
 	}
 }
-
-// One command's answer: the kubelet's state, then the loaded restore timers.
-func TestParseLook(t *testing.T) {
-	state, armed, err := parseLook("inactive\n--termlab-timers--\ntermlab-restore-kubelet-a.timer loaded active waiting termlab\n")
-	if err != nil || state != "inactive" || !slices.Equal(armed, []string{"termlab-restore-kubelet-a.timer"}) {
-		t.Errorf("got %q %q %v", state, armed, err)
-	}
-	state, armed, err = parseLook("active\n--termlab-timers--\n")
-	if err != nil || state != "active" || len(armed) != 0 {
-		t.Errorf("nothing armed: got %q %q %v", state, armed, err)
-	}
-	for _, bad := range []string{"", "--termlab-timers--\n", "active\n", "Failed to connect to bus: No such file or directory\n--termlab-timers--\n"} {
-		if _, _, err := parseLook(bad); err == nil {
-			t.Errorf("%q: want an error", bad)
-		}
-	}
-}
