@@ -226,13 +226,9 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	var workloadErr error
 	var loading sync.WaitGroup
 	if !preloaded {
-		want := map[nodes.Node][]string{}
-		for _, n := range append([]cluster.Node{env.ControlPlane}, env.Workers...) {
-			want[n.(nodes.Node)] = []string{set.Workload} // kind nodes: Env came from kind here
-		}
 		loading.Go(func() {
 			done := log.Step("loading the workload image onto the nodes")
-			workloadErr = cluster.LoadImagesOn(ctx, want)
+			workloadErr = cluster.LoadImage(ctx, env, set.Workload)
 			done(workloadErr)
 		})
 		if !spec.NoKwok && !kwokDone {
