@@ -148,6 +148,10 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
+	if n, gone := goneBind(cs, os.Stat); n != nil {
+		h.Problem = fmt.Sprintf("node %s mounts %s from this machine, which no longer exists (the cluster was made from a checkout since removed): its API server cannot start again", n, gone)
+		return h
+	}
 	if why := configChanged(ctx, cs, o.ConfigPath, o.Limits); why != "" {
 		h.Problem = why
 		return h
@@ -275,6 +279,11 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 	}
 	if h.Exists && len(h.Stopped) > 0 && !o.Recreate {
 		h = startStopped(ctx, log, o, h.Stopped)
+	}
+	// An interrupted check says nothing of the cluster: a Ctrl-C during the
+	// wait for its nodes must not delete it.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("checking cluster %q: %w (the cluster is left as it is)", o.Name, err)
 	}
 	// A new cluster's last steps (the WhileCreating hook, its config hash)
 	// run while the nodes' readiness is waited for below.

@@ -2,6 +2,10 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"fmt"
 	"sort"
 	"strings"
@@ -22,6 +26,9 @@ type nodeContainer struct {
 	// started is when docker last started the container: a dockerd
 	// restart or a reboot starts kind's nodes again on its own.
 	started time.Time
+	// binds are the host paths bind-mounted into the node (kind's
+	// extraMounts: the audit policy among them).
+	binds []string
 }
 
 // inspectNodes asks docker once about every node container. kind's own
@@ -32,7 +39,7 @@ func inspectNodes(ctx context.Context, ns []nodes.Node) ([]nodeContainer, error)
 	if len(ns) == 0 {
 		return nil, nil
 	}
-	args := []string{"inspect", "--format", `{{.Name}}|{{index .Config.Labels "` + kindRoleLabel + `"}}|{{.State.Status}}|{{.Config.Image}}|{{.State.StartedAt}}`}
+	args := []string{"inspect", "--format", `{{.Name}}|{{index .Config.Labels "` + kindRoleLabel + `"}}|{{.State.Status}}|{{.Config.Image}}|{{.State.StartedAt}}|{{json .Mounts}}`}
 	for _, n := range ns {
 		args = append(args, n.String())
 	}
@@ -43,7 +50,7 @@ func inspectNodes(ctx context.Context, ns []nodes.Node) ([]nodeContainer, error)
 	return parseNodeContainers(ns, lines)
 }
 
-// parseNodeContainers pairs inspectNodes' lines (name|role|state|image|started) with the nodes.
+// parseNodeContainers pairs inspectNodes' lines (name|role|state|image|started|mounts as JSON) with the nodes.
 func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, error) {
 	byName := map[string]nodes.Node{}
 	for _, n := range ns {
@@ -51,9 +58,19 @@ func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, erro
 	}
 	var out []nodeContainer
 	for _, l := range lines {
-		f := strings.Split(strings.TrimSpace(l), "|")
-		if len(f) != 5 {
-			return nil, fmt.Errorf("unexpected docker inspect line %q (want name|role|state|image|started)", l)
+		f := strings.SplitN(strings.TrimSpace(l), "|", 6)
+		if len(f) != 6 {
+			return nil, fmt.Errorf("unexpected docker inspect line %q (want name|role|state|image|started|mounts)", l)
+		}
+		var mounts []struct{ Type, Source string }
+		if err := json.Unmarshal([]byte(f[5]), &mounts); err != nil {
+			return nil, fmt.Errorf("docker inspect line %q: mounts: %w", l, err)
+		}
+		var binds []string
+		for _, m := range mounts {
+			if m.Type == "bind" {
+				binds = append(binds, m.Source)
+			}
 		}
 		started, err := time.Parse(time.RFC3339Nano, f[4])
 		if err != nil {
@@ -63,7 +80,7 @@ func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, erro
 		if !ok {
 			return nil, fmt.Errorf("docker inspect named %q, which is not a node of the cluster", f[0])
 		}
-		out = append(out, nodeContainer{node: n, role: f[1], state: f[2], image: f[3], started: started})
+		out = append(out, nodeContainer{node: n, role: f[1], state: f[2], image: f[3], started: started, binds: binds})
 	}
 	if len(out) != len(ns) {
 		return nil, fmt.Errorf("docker inspect described %d of %d node containers", len(out), len(ns))
@@ -112,4 +129,19 @@ func asNodes(ns []nodes.Node) []Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+// goneBind is the first host path bind-mounted into a node that no longer
+// exists: a cluster made from a checkout since removed (a CI clone) runs
+// until its containers restart, then its API server cannot read the audit
+// policy and never comes up.
+func goneBind(cs []nodeContainer, stat func(string) (os.FileInfo, error)) (nodes.Node, string) {
+	for _, c := range cs {
+		for _, b := range c.binds {
+			if _, err := stat(b); errors.Is(err, fs.ErrNotExist) {
+				return c.node, b
+			}
+		}
+	}
+	return nil, ""
 }

@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"io/fs"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +25,16 @@ func TestParseNodeContainersAndRoles(t *testing.T) {
 	cp, w1, w2 := node("lab-control-plane"), node("lab-worker"), node("lab-worker2")
 	ns := []nodes.Node{w2, cp, w1}
 	cs, err := parseNodeContainers(ns, []string{
-		"/lab-worker2|worker|running|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z",
-		"/lab-control-plane|control-plane|running|termlab.local/node:v1|0001-01-01T00:00:00Z",
-		"/lab-worker|worker|exited|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z",
+		"/lab-worker2|worker|running|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z|" + workerMounts,
+		"/lab-control-plane|control-plane|running|termlab.local/node:v1|0001-01-01T00:00:00Z|" + controlPlaneMounts,
+		"/lab-worker|worker|exited|termlab.local/node:v1|2026-12-05T13:06:01.123456789Z|null",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cs[2].node != w1 || cs[2].state != "exited" || cs[1].role != "control-plane" || cs[0].image != "termlab.local/node:v1" ||
-		cs[0].started != time.Date(2026, 12, 5, 13, 6, 1, 123456789, time.UTC) || !cs[1].started.IsZero() {
+		cs[0].started != time.Date(2026, 12, 5, 13, 6, 1, 123456789, time.UTC) || !cs[1].started.IsZero() ||
+		!slices.Equal(cs[0].binds, []string{"/lib/modules"}) || !slices.Equal(cs[1].binds, []string{"/lib/modules", "/check/work/main/manifests/kind/audit"}) || cs[2].binds != nil {
 		t.Errorf("parsed %+v", cs)
 	}
 	gotCP, workers, err := splitRoles(cs)
@@ -42,8 +46,43 @@ func TestParseNodeContainersAndRoles(t *testing.T) {
 	}
 }
 
+// The mounts of kind's nodes as `docker inspect --format '{{json .Mounts}}'`
+// printed them here (a worker; the control plane of a cluster a CI clone
+// made, with the audit policy mounted from it).
+const (
+	workerMounts       = `[{"Type":"bind","Source":"/lib/modules","Destination":"/lib/modules","Mode":"ro","RW":false,"Propagation":"rprivate"},{"Type":"volume","Name":"93108dba","Source":"/var/lib/docker/volumes/93108dba/_data","Destination":"/var","Driver":"local","Mode":"","RW":true,"Propagation":""}]`
+	controlPlaneMounts = `[{"Type":"bind","Source":"/lib/modules","Destination":"/lib/modules","Mode":"ro","RW":false,"Propagation":"rprivate"},{"Type":"bind","Source":"/check/work/main/manifests/kind/audit","Destination":"/etc/termlab/audit","Mode":"ro","RW":false,"Propagation":"rprivate"}]`
+)
+
+// A node whose bind mount's source is gone is found; one whose sources all
+// exist is not.
+func TestGoneBind(t *testing.T) {
+	ns := []nodes.Node{node("lab-control-plane"), node("lab-worker")}
+	cs, err := parseNodeContainers(ns, []string{
+		"/lab-control-plane|control-plane|running|img|2026-12-05T13:06:01Z|" + controlPlaneMounts,
+		"/lab-worker|worker|running|img|2026-12-05T13:06:01Z|" + workerMounts,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{"/lib/modules": true, "/check/work/main/manifests/kind/audit": true}
+	stat := func(p string) (os.FileInfo, error) {
+		if exists[p] {
+			return nil, nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	if n, gone := goneBind(cs, stat); n != nil {
+		t.Errorf("every source exists: got %v %q", n, gone)
+	}
+	exists["/check/work/main/manifests/kind/audit"] = false
+	if n, gone := goneBind(cs, stat); n != ns[0] || gone != "/check/work/main/manifests/kind/audit" {
+		t.Errorf("the audit policy's directory removed: got %v %q", n, gone)
+	}
+}
+
 func TestParseNodeContainersRefusesWhatDoesNotAddUp(t *testing.T) {
-	const at = "|2026-12-05T13:06:01Z"
+	const at = "|2026-12-05T13:06:01Z|[]"
 	ns := []nodes.Node{node("a"), node("b")}
 	for _, tc := range []struct {
 		lines []string
@@ -51,8 +90,9 @@ func TestParseNodeContainersRefusesWhatDoesNotAddUp(t *testing.T) {
 	}{
 		{[]string{"/a|worker|running|img" + at}, "1 of 2"},
 		{[]string{"/a|worker|running|img" + at, "/c|worker|running|img" + at}, "not a node of the cluster"},
-		{[]string{"/a|worker|running|img", "/b|worker|running|img" + at}, "want name|role|state|image|started"},
-		{[]string{"/a|worker|running|img|yesterday", "/b|worker|running|img" + at}, "start time"},
+		{[]string{"/a|worker|running|img", "/b|worker|running|img" + at}, "want name|role|state|image|started|mounts"},
+		{[]string{"/a|worker|running|img|yesterday|[]", "/b|worker|running|img" + at}, "start time"},
+		{[]string{"/a|worker|running|img|2026-12-05T13:06:01Z|{", "/b|worker|running|img" + at}, "mounts"},
 	} {
 		if _, err := parseNodeContainers(ns, tc.lines); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want an error with %q", tc.lines, err, tc.want)

@@ -43,7 +43,8 @@ func ParseLimits(s string) (Limits, error) {
 // (k8s.io/apiserver/pkg/server/options/etcd.go); under the defaults its
 // marking set lab:scale's deletion pace (run 20261205-133700-27c8: marked
 // and DELETED both 22.2 pods/s). Raised, it works with as many as kwok plays
-// pod stages at once (internal/kwok.PodPlayParallelism).
+// pod stages at once on a default cluster (internal/kwok.PodPlayParallelism;
+// a raised cluster's kwok plays more, kwok.RaisedPodPlayParallelism).
 const (
 	RaisedQPS                     = 5000
 	RaisedBurst                   = 10000

@@ -69,7 +69,7 @@ func Render(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := checkConfig(config); err != nil {
 		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
 	}
-	data, err := withPodPlayParallelism(config, PodPlayParallelism)
+	data, err := withPodPlayParallelism(config, opts.PodPlayParallelism)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
 	}

@@ -101,6 +101,37 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// Options.PodPlayParallelism (a raised cluster's) goes into kwok.yaml and
+// rolls the controller.
+func TestRenderPodPlayParallelism(t *testing.T) {
+	configOf := func(n int) (data, hash string) {
+		t.Helper()
+		objs, err := Render(Options{Image: "x", PodPlayParallelism: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			switch o.GetKind() {
+			case "ConfigMap":
+				data, _, _ = unstructured.NestedString(o.Object, "data", "kwok.yaml")
+			case "Deployment":
+				hash, _, _ = unstructured.NestedString(o.Object, "spec", "template", "metadata", "annotations", ConfigAnnotation)
+			}
+		}
+		return data, hash
+	}
+	raised, raisedHash := configOf(RaisedPodPlayParallelism)
+	if !strings.Contains(raised, "podPlayStageParallelism: 64\n") {
+		t.Errorf("kwok.yaml with %d:\n%s", RaisedPodPlayParallelism, raised)
+	}
+	if _, hash := configOf(0); hash == raisedHash {
+		t.Error("the default and the raised configuration hash alike: the controller would not roll")
+	}
+	if _, err := Render(Options{Image: "x", PodPlayParallelism: -1}); err == nil {
+		t.Error("parallelism -1: want an error")
+	}
+}
+
 func TestRenderErrors(t *testing.T) {
 	if _, err := Render(Options{}); err == nil || !strings.Contains(err.Error(), "Image is required") {
 		t.Errorf("no image: %v", err)

@@ -12,12 +12,13 @@ import (
 
 // installKwok installs kwok's controller, the project's stages and the fake
 // nodes (idempotent), then records what runs in env.
-func installKwok(ctx context.Context, log *progress.Logger, env *cluster.Env, set images.Set, fakeNodes int) error {
+func installKwok(ctx context.Context, log *progress.Logger, env *cluster.Env, set images.Set, opts kwok.Options) error {
 	if err := keepKubeProxyOffFakeNodes(ctx, env); err != nil {
 		return err
 	}
-	done := log.Step(fmt.Sprintf("kwok %s (%s image) with %d fake nodes", kwok.ModuleVersion, set.KwokFrom, fakeNodes))
-	err := kwok.Install(ctx, env.RESTConfig, kwok.Options{Image: set.Kwok, FakeNodes: fakeNodes, Log: log})
+	opts.Image, opts.Log = set.Kwok, log
+	done := log.Step(fmt.Sprintf("kwok %s (%s image) with %d fake nodes", kwok.ModuleVersion, set.KwokFrom, opts.FakeNodes))
+	err := kwok.Install(ctx, env.RESTConfig, opts)
 	done(err)
 	if err != nil {
 		return fmt.Errorf("installing kwok: %w", err)

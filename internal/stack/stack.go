@@ -17,6 +17,7 @@ import (
 	"github.com/termlab/termlab/internal/dockerimage"
 	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/progress"
@@ -209,7 +210,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 			wg.Go(func() { loadErr = cluster.LoadImage(ctx, early, set.Workload) })
 		}
 		if !spec.NoKwok {
-			kwokErr = installKwokEarly(ctx, log, early, set, spec.FakeNodes, preloaded)
+			kwokErr = installKwokEarly(ctx, log, early, set, kwokOptions(spec), preloaded)
 			kwokDone = kwokErr == nil
 		}
 		wg.Wait()
@@ -249,7 +250,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	case kwokDone:
 		err = describeKwok(ctx, env)
 	default:
-		err = installKwok(ctx, log, env, set, spec.FakeNodes)
+		err = installKwok(ctx, log, env, set, kwokOptions(spec))
 	}
 	loading.Wait()
 	if err = errors.Join(err, workloadErr); err != nil {
@@ -270,7 +271,7 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 // image onto the control plane unless the node image has it, and once
 // kubeadm made kube-proxy (whose DaemonSet installKwok keeps off the fake
 // nodes), the rest.
-func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, fakeNodes int, preloaded bool) error {
+func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.Env, set images.Set, opts kwok.Options, preloaded bool) error {
 	if !preloaded {
 		if err := cluster.LoadImageOn(ctx, set.Kwok, early.ControlPlane.(nodes.Node)); err != nil {
 			return err
@@ -279,7 +280,18 @@ func installKwokEarly(ctx context.Context, log *progress.Logger, early *cluster.
 	if err := waitKubeProxy(ctx, early); err != nil {
 		return err
 	}
-	return installKwok(ctx, log, early, set, fakeNodes)
+	return installKwok(ctx, log, early, set, opts)
+}
+
+// kwokOptions: the spec's fake nodes; on a cluster with raised limits kwok
+// plays more pod stages at once, since with the API server's limits raised
+// kwok (the fake nodes' kubelet) is what sets the deletion's pace.
+func kwokOptions(spec ClusterSpec) kwok.Options {
+	o := kwok.Options{FakeNodes: spec.FakeNodes}
+	if spec.Options.Limits == cluster.LimitsRaised {
+		o.PodPlayParallelism = kwok.RaisedPodPlayParallelism
+	}
+	return o
 }
 
 // Connect attaches to the running stack without changing it (for tests and labs that must not create).
