@@ -439,7 +439,7 @@ func configChanged(ctx context.Context, cs []nodeContainer, path string, limits 
 	have := strings.TrimSpace(string(out))
 	switch {
 	case err != nil || have == "":
-		return fmt.Sprintf("created from an earlier kind config (no %s on %s): %s or a file it mounts changed since", ConfigHashFile, cp, path)
+		return fmt.Sprintf("no %s on %s: its creation was interrupted, or it was made from an earlier kind config (%s or a file it mounts changed since)", ConfigHashFile, cp, path)
 	case have != want:
 		return fmt.Sprintf("created from another kind config (hash %.12s, %s now hashes to %.12s): it or a file it mounts changed since", have, path, want)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/scaleruns"
 	"github.com/termlab/termlab/internal/stack"
 )
 
@@ -48,10 +49,10 @@ type Figures struct {
 	// else runs.
 	APIWrites      apiload.Figures   `json:"api_writes"`
 	APIWriteRounds []apiload.Figures `json:"api_write_rounds"`
-	Scale          *ScaleRates       `json:"scale,omitempty"`
+	Scale          *scaleruns.Rates  `json:"scale,omitempty"`
 	// ScaleRaised is the newest passing lab:scale -limits=raised run.
-	ScaleRaised *ScaleRates `json:"scale_raised,omitempty"`
-	Builds      []Build     `json:"builds"`
+	ScaleRaised *scaleruns.Rates `json:"scale_raised,omitempty"`
+	Builds      []Build          `json:"builds"`
 }
 
 // Round is one bare kind create and the cluster:up right after it.
@@ -199,10 +200,10 @@ func Run(ctx context.Context, log *progress.Logger, w io.Writer, rounds int) (f 
 	if err := cluster.Down(context.WithoutCancel(ctx), log, up); err != nil {
 		return f, err
 	}
-	if f.Scale, err = LatestScale(project.ResultsDir(o.Root), cluster.LimitsDefault); err != nil {
+	if f.Scale, err = scaleruns.Latest(project.ResultsDir(o.Root), scaleruns.WithLimits(cluster.LimitsDefault)); err != nil {
 		return f, err
 	}
-	if f.ScaleRaised, err = LatestScale(project.ResultsDir(o.Root), cluster.LimitsRaised); err != nil {
+	if f.ScaleRaised, err = scaleruns.Latest(project.ResultsDir(o.Root), scaleruns.WithLimits(cluster.LimitsRaised)); err != nil {
 		return f, err
 	}
 	f.Builds, err = ReadBuilds(project.CacheDir())
@@ -368,7 +369,7 @@ func Print(w io.Writer, f Figures) {
 		a.DeletePerSecond, apiload.Spread(f.APIWriteRounds, func(r apiload.Figures) float64 { return r.DeletePerSecond }))
 	for _, sc := range []struct {
 		limits cluster.Limits
-		rates  *ScaleRates
+		rates  *scaleruns.Rates
 	}{{cluster.LimitsDefault, f.Scale}, {cluster.LimitsRaised, f.ScaleRaised}} {
 		if sc.rates == nil {
 			fmt.Fprintf(w, "  (no passing lab:scale -limits=%s run in results/scale to compare: go tool mage lab:scale -limits=%s)\n", sc.limits, sc.limits)
@@ -393,66 +394,3 @@ const (
 	// apiLoadRounds: three loads, so a spread shows (each is ~20 s here).
 	apiLoadRounds = 3
 )
-
-// ScaleRates are a lab:scale run's rates, as its summary.json observed them.
-type ScaleRates struct {
-	RunID            string  `json:"run_id"`
-	Pods             int     `json:"pods"`
-	CreatePerSecond  float64 `json:"create_pods_per_second"`
-	DeletedPerSecond float64 `json:"deleted_pods_per_second"`
-}
-
-// LatestScale reads the newest passing lab:scale run with those limits
-// under results/scale (run folders sort by time); nil when there is none. A
-// run's limits are what its pace claim observed asked for; a run without
-// that claim (under 2,000 pods, or before -limits) ran with the defaults.
-func LatestScale(resultsDir string, limits cluster.Limits) (*ScaleRates, error) {
-	dirs, err := filepath.Glob(filepath.Join(resultsDir, "scale", "2*", "summary.json"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, p := range dirs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		var s struct {
-			RunID   string `json:"run_id"`
-			Verdict string `json:"verdict"`
-			Claims  []struct {
-				Observed map[string]any `json:"observed"`
-			} `json:"claims"`
-		}
-		if err := json.Unmarshal(data, &s); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
-		}
-		if s.Verdict != "pass" {
-			continue
-		}
-		r := &ScaleRates{RunID: s.RunID}
-		asked := cluster.LimitsDefault
-		for _, c := range s.Claims {
-			for k, v := range c.Observed {
-				n, _ := v.(float64)
-				switch k {
-				case "limits_asked":
-					if l, ok := v.(string); ok {
-						asked = cluster.Limits(l)
-					}
-				case "pods":
-					r.Pods = int(n)
-				case "create_pods_per_second":
-					r.CreatePerSecond = n
-				case "deleted_pods_per_second":
-					r.DeletedPerSecond = n
-				}
-			}
-		}
-		if asked != limits {
-			continue
-		}
-		return r, nil
-	}
-	return nil, nil
-}

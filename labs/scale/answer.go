@@ -31,7 +31,7 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 		s = append(s, f.Say(id, ""))
 	}
 	if fig.Size.Pods >= paceMinPods {
-		s = append(s, f.Say(ClaimPace, pacedBy(fig)))
+		s = append(s, f.Say(ClaimPace, pacedBy(fig)), f.Say(ClaimDeletePace, ""))
 	}
 	return report.Join(s...)
 }

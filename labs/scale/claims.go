@@ -12,6 +12,7 @@ import (
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/scaleruns"
 )
 
 // Bounds of the claims, each from the mechanism.
@@ -115,6 +116,9 @@ type facts struct {
 	// limits are the control plane's, as the run found them (limitsNote).
 	limits   cluster.ControlPlaneLimits
 	limitsOK bool
+	// defaultRun is the default run a raised one is compared with
+	// (defaultRunNote); nil when none was on record.
+	defaultRun *scaleruns.Rates
 	// writes are the writes on the run's pods, by sender; binds the
 	// scheduler's bindings of them (UnixNano of their receipt).
 	writes map[string]*writeLog
@@ -226,6 +230,9 @@ func readKept(rec *evidence.Record) *facts {
 		}
 		if rest, ok := strings.CutPrefix(n.Text, limitsNote); ok {
 			f.limitsOK = json.Unmarshal([]byte(rest), &f.limits) == nil
+		}
+		if rest, ok := strings.CutPrefix(n.Text, defaultRunNote); ok {
+			f.defaultRun, _ = readDefaultRun(rest)
 		}
 	}
 	for i := range rec.Lists {
@@ -345,7 +352,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	fig := figuresOf(f)
 	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
 	if f.size.Pods >= paceMinPods {
-		cs = append(cs, pace(rec, f))
+		cs = append(cs, pace(rec, f), deletePace(f, fig))
 	}
 	return cs
 }

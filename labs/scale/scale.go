@@ -299,6 +299,13 @@ func steps(ctx context.Context, r *lab.Run) (err error) {
 			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness, limits.DeleteCollectionWorkers, limits.KwokPodPlayParallelism)
 	}
 
+	// A raised run is compared with the latest default one of its size.
+	if sz.Pods >= paceMinPods && orDefault(sz.Limits) == string(cluster.LimitsRaised) {
+		if err := noteDefaultRun(r.Rec, filepath.Dir(filepath.Dir(r.Dir)), sz); err != nil {
+			r.Log.Warnf("reading the default runs in results/scale: %v: the deletion pace claim will not be checked", err)
+		}
+	}
+
 	// The lab's own client, at requestRate: termlab's (50/s) would make the
 	// creates measure the limiter, not the cluster.
 	cfg := rest.CopyConfig(r.Env.RESTConfig)
