@@ -26,8 +26,8 @@ type nodeContainer struct {
 	// started is when docker last started the container: a dockerd
 	// restart or a reboot starts kind's nodes again on its own.
 	started time.Time
-	// binds are the host paths bind-mounted into the node (kind's
-	// extraMounts: the audit policy among them).
+	// binds are the host paths bind-mounted into the node at
+	// ownMountsDir (the kind config's extraMounts: the audit policy).
 	binds []string
 }
 
@@ -62,13 +62,13 @@ func parseNodeContainers(ns []nodes.Node, lines []string) ([]nodeContainer, erro
 		if len(f) != 6 {
 			return nil, fmt.Errorf("unexpected docker inspect line %q (want name|role|state|image|started|mounts)", l)
 		}
-		var mounts []struct{ Type, Source string }
+		var mounts []struct{ Type, Source, Destination string }
 		if err := json.Unmarshal([]byte(f[5]), &mounts); err != nil {
 			return nil, fmt.Errorf("docker inspect line %q: mounts: %w", l, err)
 		}
 		var binds []string
 		for _, m := range mounts {
-			if m.Type == "bind" {
+			if m.Type == "bind" && strings.HasPrefix(m.Destination, ownMountsDir) {
 				binds = append(binds, m.Source)
 			}
 		}
@@ -130,6 +130,12 @@ func asNodes(ns []nodes.Node) []Node {
 	}
 	return out
 }
+
+// ownMountsDir is where termlab's kind config (manifests/kind/cluster.yaml)
+// mounts files of the checkout into its nodes. Only those are looked at:
+// kind's own (/lib/modules) may be a path of Docker Desktop's VM, not of
+// the machine termlab runs on.
+const ownMountsDir = "/etc/termlab/"
 
 // goneBind is the first host path bind-mounted into a node that no longer
 // exists: a cluster made from a checkout since removed (a CI clone) runs

@@ -34,7 +34,7 @@ func TestParseNodeContainersAndRoles(t *testing.T) {
 	}
 	if cs[2].node != w1 || cs[2].state != "exited" || cs[1].role != "control-plane" || cs[0].image != "termlab.local/node:v1" ||
 		cs[0].started != time.Date(2026, 12, 5, 13, 6, 1, 123456789, time.UTC) || !cs[1].started.IsZero() ||
-		!slices.Equal(cs[0].binds, []string{"/lib/modules"}) || !slices.Equal(cs[1].binds, []string{"/lib/modules", "/check/work/main/manifests/kind/audit"}) || cs[2].binds != nil {
+		cs[0].binds != nil || !slices.Equal(cs[1].binds, []string{"/check/work/main/manifests/kind/audit"}) || cs[2].binds != nil {
 		t.Errorf("parsed %+v", cs)
 	}
 	gotCP, workers, err := splitRoles(cs)
@@ -65,7 +65,8 @@ func TestGoneBind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exists := map[string]bool{"/lib/modules": true, "/check/work/main/manifests/kind/audit": true}
+	// kind's own /lib/modules is not looked at (Docker Desktop's VM has it).
+	exists := map[string]bool{"/check/work/main/manifests/kind/audit": true}
 	stat := func(p string) (os.FileInfo, error) {
 		if exists[p] {
 			return nil, nil
