@@ -20,9 +20,9 @@ const ClaimDeletePace = "scale.delete_pace_follows_collection_workers"
 const defaultRunNote = "compared with the default run: "
 
 // raisedFaster is how much faster than the compared default run's marking a
-// raised run must DELETE its pods: a tenth, over the default's own DELETED
-// being within 5 % of its marking (followsMarking), so that a raised run
-// merely as fast as one worker marks does not pass.
+// raised run must DELETE its pods: a tenth, so that a raised run merely as
+// fast as one worker marks does not pass (the default runs' marking so far:
+// 32.2, 32.7 and 33.3 pods/s, runs bd7c, 396d, c5bb).
 const raisedFaster = 1.1
 
 // deletePace decides ClaimDeletePace:
