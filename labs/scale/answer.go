@@ -69,7 +69,28 @@ func pacedBy(fig Figures) string {
 	if fig.MarkedPerSecond > 0 && fig.DeletedPerSecond >= followsMarking*fig.MarkedPerSecond {
 		said += ": as fast as they were marked, so the marking set the deletion's pace"
 	} else if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 {
-		said += fmt.Sprintf(": slower than they were marked, behind kwok's DELETEs (%d at once)", n)
+		said += ": slower than they were marked, behind kwok" + kwokQueue(fig.Pacers, n)
 	}
 	return said + "."
+}
+
+// atParallelism: kwok with its whole parallelism in flight this share of
+// the time it had any is held by that parallelism.
+const atParallelism = 0.5
+
+// kwokQueue says whether kwok's parallelism n held it (its requests in
+// flight at n most of the time), or not: then its own pace of playing the
+// stages did.
+func kwokQueue(ps []Pacer, n int) string {
+	for _, p := range ps {
+		if !isKwok(p) {
+			continue
+		}
+		share := p.InFlight.ShareAtLeast(n)
+		if share >= atParallelism {
+			return fmt.Sprintf(", which had all %d of the requests it sends at once in flight %.0f %% of the time", n, 100*share)
+		}
+		return fmt.Sprintf(", though not its %d requests at once (a median %d in flight, all %d for %.0f %% of the time): how fast kwok played the stages on this machine set the pace", n, p.InFlight.Median, n, 100*share)
+	}
+	return fmt.Sprintf(" (%d requests at once)", n)
 }

@@ -189,8 +189,9 @@ func (fig Figures) Rows() [][]string {
 	}
 	for _, p := range fig.Pacers {
 		limit := "its limit not known here"
-		if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 && strings.HasPrefix(p.UserAgent, "kwok/") {
-			limit = fmt.Sprintf("no rate limit: at most %d requests at once (kwok's podPlayStageParallelism)", n)
+		if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 && isKwok(p) {
+			limit = fmt.Sprintf("no rate limit: at most %d requests at once (kwok's podPlayStageParallelism); in flight a median %d while any (max %d), %d or more %.0f %% of that time",
+				n, p.InFlight.Median, p.InFlight.Max, n, 100*p.InFlight.ShareAtLeast(n))
 		}
 		if p.LimitKnown {
 			limit = fmt.Sprintf("its limit %g/s", p.Limit.QPS)

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -55,6 +56,76 @@ type Pacer struct {
 	LimitKnown bool
 	// AtLimit: its busiest window reached atLimit of its limit's QPS.
 	AtLimit bool
+	// InFlight is how many of its requests the API server was working at
+	// once (received, not yet answered), over the time it had any.
+	InFlight InFlight
+}
+
+// InFlight sums up a sender's requests in flight over the time it had any.
+type InFlight struct {
+	Median, Max int
+	// Seconds it had any in flight.
+	Seconds float64
+	// at is how long (ns) it had each number in flight.
+	at map[int]int64
+}
+
+// ShareAtLeast is the share of Seconds with n or more in flight.
+func (f InFlight) ShareAtLeast(n int) float64 {
+	var at, all int64
+	for k, d := range f.at {
+		all += d
+		if k >= n {
+			at += d
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(at) / float64(all)
+}
+
+// inFlight sweeps the requests' receipt and answer times (UnixNano).
+func inFlight(received, answered []int64) InFlight {
+	type edge struct {
+		at    int64
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(received))
+	for i := range received {
+		edges = append(edges, edge{received[i], 1}, edge{max(answered[i], received[i]), -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.delta, b.delta) // an answer before a receipt at the same instant
+	})
+	f := InFlight{at: map[int]int64{}}
+	n := 0
+	for i, e := range edges {
+		if i > 0 && n > 0 {
+			f.at[n] += e.at - edges[i-1].at
+		}
+		n += e.delta
+		f.Max = max(f.Max, n)
+	}
+	var all int64
+	counts := make([]int, 0, len(f.at))
+	for k, d := range f.at {
+		all += d
+		counts = append(counts, k)
+	}
+	slices.Sort(counts)
+	f.Seconds = float64(all) / 1e9
+	var acc int64
+	for _, k := range counts {
+		if acc += f.at[k]; 2*acc >= all {
+			f.Median = k
+			break
+		}
+	}
+	return f
 }
 
 // writeLog is one sender's writes on the run's pods, as the facts collect
@@ -64,6 +135,7 @@ type writeLog struct {
 	limit         cluster.ClientLimit
 	limitKnown    bool
 	at            []int64 // ReceivedAt, UnixNano
+	answered      []int64 // CompletedAt, UnixNano
 }
 
 // clientLimitOf is the limit the sender of e ran under, where the run knows
@@ -81,6 +153,9 @@ func clientLimitOf(e evidence.AuditEvent, l cluster.ControlPlaneLimits) (cluster
 	}
 	return cluster.ClientLimit{}, false
 }
+
+// isKwok: the sender is kwok's controller.
+func isKwok(p Pacer) bool { return strings.HasPrefix(p.UserAgent, "kwok/") }
 
 // isPodWrite: a write on a pod of the namespace, its subresources included.
 func isPodWrite(e evidence.AuditEvent, namespace string) bool {
@@ -110,6 +185,7 @@ func (f *facts) addWrite(e evidence.AuditEvent) {
 		f.writes[who] = w
 	}
 	w.at = append(w.at, e.ReceivedAt.UnixNano())
+	w.answered = append(w.answered, e.CompletedAt.UnixNano())
 	if isBind(e) {
 		f.binds = append(f.binds, e.ReceivedAt.UnixNano())
 	}
@@ -133,7 +209,8 @@ func busiest(at []int64, w time.Duration) float64 {
 func pacersOf(f *facts) []Pacer {
 	var ps []Pacer
 	for _, w := range f.writes {
-		p := Pacer{Sender: w.sender, UserAgent: w.agent, Requests: len(w.at), Busiest: round1(busiest(w.at, paceWindow)), Limit: w.limit, LimitKnown: w.limitKnown}
+		p := Pacer{Sender: w.sender, UserAgent: w.agent, Requests: len(w.at), InFlight: inFlight(w.at, w.answered), Limit: w.limit, LimitKnown: w.limitKnown}
+		p.Busiest = round1(busiest(w.at, paceWindow)) // sorts w.at: after inFlight, which pairs it with answered
 		p.AtLimit = p.LimitKnown && p.Busiest >= atLimit*p.Limit.QPS
 		ps = append(ps, p)
 	}

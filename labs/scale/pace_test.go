@@ -2,6 +2,7 @@ package scale
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +160,37 @@ func TestPacedBySaysWhatSetTheDeletion(t *testing.T) {
 	if !strings.Contains(followed, "with 1 worker)") || !strings.Contains(followed, "the marking set the deletion's pace") {
 		t.Errorf("marked 22.2, DELETED 22.2: %s", followed)
 	}
-	behind := pacedBy(Figures{MarkedPerSecond: 21.8, DeletedPerSecond: 13.9, Limits: limits, LimitsOK: true})
-	if strings.Contains(behind, "marking set") || !strings.Contains(behind, "behind kwok's DELETEs (4 at once)") {
-		t.Errorf("marked 21.8, DELETED 13.9: %s", behind)
+	// kwok with its 4 requests in flight all the time it had any: held by them.
+	held := Pacer{Sender: "kwok-controller", UserAgent: "kwok/v0.8.0", InFlight: inFlight([]int64{0, 0, 0, 0}, []int64{10, 10, 10, 10})}
+	behind := pacedBy(Figures{MarkedPerSecond: 21.8, DeletedPerSecond: 13.9, Limits: limits, LimitsOK: true, Pacers: []Pacer{held}})
+	if strings.Contains(behind, "marking set") || !strings.Contains(behind, "behind kwok, which had all 4 of the requests it sends at once in flight 100 % of the time") {
+		t.Errorf("marked 21.8, DELETED 13.9, kwok at its 4: %s", behind)
+	}
+	// kwok with 64 allowed and 2 in flight: not its parallelism.
+	limits.KwokPodPlayParallelism = 64
+	free := Pacer{Sender: "kwok-controller", UserAgent: "kwok/v0.8.0", InFlight: inFlight([]int64{0, 0}, []int64{10, 10})}
+	slow := pacedBy(Figures{MarkedPerSecond: 79.8, DeletedPerSecond: 42.9, Limits: limits, LimitsOK: true, Pacers: []Pacer{free}})
+	if !strings.Contains(slow, "though not its 64 requests at once (a median 2 in flight, all 64 for 0 % of the time)") {
+		t.Errorf("marked 79.8, DELETED 42.9, kwok at 2 of 64: %s", slow)
+	}
+}
+
+// Requests in flight from receipt and answer times: overlaps counted, an
+// answer at the instant of the next receipt not counted as an overlap.
+func TestInFlight(t *testing.T) {
+	// 0–10: one; 10–20: two (a second at 10, the first answered at 20); 20–30: one.
+	f := inFlight([]int64{0, 10, 30}, []int64{20, 30, 30})
+	if f.Max != 2 || math.Abs(f.Seconds-30e-9) > 1e-12 || f.Median != 1 {
+		t.Errorf("got %+v, want max 2, 30 ns, median 1", f)
+	}
+	if s := f.ShareAtLeast(2); s < 0.33 || s > 0.34 {
+		t.Errorf("share at 2 or more: %.3f, want 1/3", s)
+	}
+	// back to back: the answer at 10 comes before the receipt at 10.
+	if f := inFlight([]int64{0, 10}, []int64{10, 20}); f.Max != 1 {
+		t.Errorf("back to back: max %d, want 1", f.Max)
+	}
+	if f := inFlight(nil, nil); f.Max != 0 || f.ShareAtLeast(1) != 0 {
+		t.Errorf("none: %+v", f)
 	}
 }
