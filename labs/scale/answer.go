@@ -44,6 +44,12 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 // ran at 64 % (run 20261205-110622-be79).
 const followsMarking = 0.9
 
+// followedMarking: the pods without a finalizer were DELETED at
+// followsMarking of the rate they were marked, or faster.
+func followedMarking(fig Figures) bool {
+	return fig.MarkedPerSecond > 0 && fig.DeletedPerSecond >= followsMarking*fig.MarkedPerSecond
+}
+
 // pacedBy says which senders of writes ran at their client's limit, and the
 // marking rate beside the deletion rate.
 func pacedBy(fig Figures) string {
@@ -66,7 +72,7 @@ func pacedBy(fig Figures) string {
 		}
 	}
 	said += fmt.Sprintf(". The namespace controller's collection deletes marked the pods without a finalizer at %.1f pods/s%s; they were DELETED at %.1f pods/s", fig.MarkedPerSecond, workers, fig.DeletedPerSecond)
-	if fig.MarkedPerSecond > 0 && fig.DeletedPerSecond >= followsMarking*fig.MarkedPerSecond {
+	if followedMarking(fig) {
 		said += ": as fast as they were marked, so the marking set the deletion's pace"
 	} else if n := fig.Limits.KwokPodPlayParallelism; fig.LimitsOK && n > 0 {
 		said += ": slower than they were marked, behind kwok" + kwokQueue(fig.Pacers, n)

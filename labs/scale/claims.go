@@ -232,7 +232,7 @@ func readKept(rec *evidence.Record) *facts {
 			f.limitsOK = json.Unmarshal([]byte(rest), &f.limits) == nil
 		}
 		if rest, ok := strings.CutPrefix(n.Text, defaultRunNote); ok {
-			f.defaultRun, _ = readDefaultRun(rest)
+			f.defaultRun = readDefaultRun(rest)
 		}
 	}
 	for i := range rec.Lists {

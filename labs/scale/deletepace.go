@@ -52,7 +52,7 @@ func deletePace(f *facts, fig Figures) claims.Claim {
 	case workers <= 1 && asked == string(cluster.LimitsRaised):
 		v.Require(false, "the run asked for raised limits, but its API server works a collection with %d worker(s)", workers)
 	case workers <= 1:
-		v.Require(fig.DeletedPerSecond >= followsMarking*fig.MarkedPerSecond,
+		v.Require(followedMarking(fig),
 			"the pods were DELETED at %.1f/s, under %.0f %% of the %.1f/s their collection delete marked them: something after the marking (kwok, %d pod stages at once) set the pace, not the collection worker",
 			fig.DeletedPerSecond, 100*followsMarking, fig.MarkedPerSecond, f.limits.KwokPodPlayParallelism)
 	case f.defaultRun == nil:
@@ -69,13 +69,13 @@ func deletePace(f *facts, fig Figures) claims.Claim {
 	return v.Done()
 }
 
-// readDefaultRun reads defaultRunNote.
-func readDefaultRun(text string) (*scaleruns.Rates, bool) {
+// readDefaultRun reads defaultRunNote; nil when it names no run.
+func readDefaultRun(text string) *scaleruns.Rates {
 	var r scaleruns.Rates
 	if json.Unmarshal([]byte(text), &r) != nil || r.RunID == "" {
-		return nil, false
+		return nil
 	}
-	return &r, true
+	return &r
 }
 
 // noteDefaultRun records the latest passing default run of sz's size, which

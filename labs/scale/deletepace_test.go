@@ -50,11 +50,11 @@ func TestDeletePace(t *testing.T) {
 
 // The compared run travels through the record as a note.
 func TestDefaultRunNote(t *testing.T) {
-	if _, ok := readDefaultRun(`{"pods":5000}`); ok {
-		t.Error("a note without a run id: want not ok")
+	if r := readDefaultRun(`{"pods":5000}`); r != nil {
+		t.Errorf("a note without a run id: got %+v, want nil", r)
 	}
-	r, ok := readDefaultRun(`{"run_id":"20261205-142424-bd7c","pods":5000,"limits":"default","marked_pods_per_second":32.2,"deleted_pods_per_second":31.3}`)
-	if !ok || r.MarkedPerSecond != 32.2 || r.Pods != 5000 {
-		t.Errorf("got %+v, %v", r, ok)
+	r := readDefaultRun(`{"run_id":"20261205-142424-bd7c","pods":5000,"limits":"default","marked_pods_per_second":32.2,"deleted_pods_per_second":31.3}`)
+	if r == nil || r.MarkedPerSecond != 32.2 || r.Pods != 5000 {
+		t.Errorf("got %+v", r)
 	}
 }
