@@ -622,7 +622,8 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	plainLeft := sz.Pods - len(finalized)
 	settled := map[string]bool{} // finalizer pods held at grace 0, or (wrongly) already DELETED
 	gone := map[string]bool{}
-	var nGone, nHeld atomic.Int64
+	marked := map[string]bool{} // a deletionTimestamp seen: the namespace controller got to it
+	var nMarked, nGone, nHeld atomic.Int64
 	// The bound starts once the delete is done (by script: confirmed from
 	// the audit log), not before it.
 	wctx, started, cancel := lab.BoundAfter(ctx, lab.Bound{
@@ -639,11 +640,15 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	started("the namespace delete (by " + r.ActedBy() + ")")
 	watchStall()
 	defer every(r, func() string {
-		return fmt.Sprintf("%d of %d pods without a finalizer DELETED, %d of %d finalizer pods held", nGone.Load(), sz.Pods-len(finalized), nHeld.Load(), len(finalized))
+		return fmt.Sprintf("%d of %d pods marked (deletionTimestamp), %d of %d pods without a finalizer DELETED, %d of %d finalizer pods held", nMarked.Load(), sz.Pods, nGone.Load(), sz.Pods-len(finalized), nHeld.Load(), len(finalized))
 	})()
 	// Events from before the delete match neither case: no pod was DELETED
 	// or had a deletionTimestamp then.
 	waitErr := r.Rec.WaitEvents(wctx, "every pod without a finalizer DELETED and every finalizer pod held", func(e evidence.PodEvent) bool {
+		if e.DeletionTimestamp != nil && !marked[e.Name] {
+			marked[e.Name] = true
+			nMarked.Add(1)
+		}
 		switch {
 		case finalized[e.Name]:
 			if !settled[e.Name] && (e.Type == "DELETED" || (e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0)) {
@@ -659,7 +664,7 @@ func deleteNamespace(ctx context.Context, r *lab.Run, sz Size, finalized map[str
 	})
 	held := settled
 	if err := waitErr; err != nil {
-		return fmt.Errorf("%d pods without a finalizer left, %d of %d finalizer pods held: %w", plainLeft, len(held), len(finalized), err)
+		return fmt.Errorf("%d of %d pods marked, %d pods without a finalizer left, %d of %d finalizer pods held: %w", len(marked), sz.Pods, plainLeft, len(held), len(finalized), err)
 	}
 	r.Infof("every pod without a finalizer DELETED; %d finalizer pods held at deletionGracePeriodSeconds 0", len(held))
 	return nil
