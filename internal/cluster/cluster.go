@@ -148,8 +148,8 @@ func Check(ctx context.Context, log *progress.Logger, o Options) Health {
 		h.Problem = fmt.Sprintf("cluster runs node image %s, wanted %s", h.Image, o.NodeImage)
 		return h
 	}
-	if n, gone := goneBind(cs, os.Stat); n != nil {
-		h.Problem = fmt.Sprintf("node %s mounts %s from this machine, which no longer exists (the cluster was made from a checkout since removed): its API server cannot start again", n, gone)
+	if n, gone, why := goneBind(cs, sourceGone); n != nil {
+		h.Problem = fmt.Sprintf("node %s mounts %s from this machine, %s: the cluster was made from a checkout since removed, and its API server cannot start again", n, gone, why)
 		return h
 	}
 	if why := configChanged(ctx, cs, o.ConfigPath, o.Limits); why != "" {

@@ -137,17 +137,32 @@ func asNodes(ns []nodes.Node) []Node {
 // the machine termlab runs on.
 const ownMountsDir = "/etc/termlab/"
 
-// goneBind is the first host path bind-mounted into a node that no longer
-// exists: a cluster made from a checkout since removed (a CI clone) runs
-// until its containers restart, then its API server cannot read the audit
-// policy and never comes up.
-func goneBind(cs []nodeContainer, stat func(string) (os.FileInfo, error)) (nodes.Node, string) {
+// goneBind is the first host path bind-mounted into a node that cannot
+// serve it, and why: a cluster made from a checkout since removed (a CI
+// clone) runs until its containers restart, then its API server cannot read
+// the audit policy and never comes up. Docker makes a missing source anew as
+// an empty directory when it starts the container, so an empty one is gone
+// too.
+func goneBind(cs []nodeContainer, why func(string) string) (nodes.Node, string, string) {
 	for _, c := range cs {
 		for _, b := range c.binds {
-			if _, err := stat(b); errors.Is(err, fs.ErrNotExist) {
-				return c.node, b
+			if w := why(b); w != "" {
+				return c.node, b, w
 			}
 		}
 	}
-	return nil, ""
+	return nil, "", ""
+}
+
+// sourceGone says why a bind mount's host path cannot serve a node, or ""
+// when it can.
+func sourceGone(p string) string {
+	entries, err := os.ReadDir(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "which no longer exists"
+	case err == nil && len(entries) == 0:
+		return "which is an empty directory (docker makes a missing source anew when it starts a node)"
+	}
+	return ""
 }

@@ -1,8 +1,8 @@
 package cluster
 
 import (
-	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -66,19 +66,36 @@ func TestGoneBind(t *testing.T) {
 		t.Fatal(err)
 	}
 	// kind's own /lib/modules is not looked at (Docker Desktop's VM has it).
-	exists := map[string]bool{"/check/work/main/manifests/kind/audit": true}
-	stat := func(p string) (os.FileInfo, error) {
-		if exists[p] {
-			return nil, nil
-		}
-		return nil, fs.ErrNotExist
+	why := map[string]string{}
+	gone := func(p string) string { return why[p] }
+	if n, b, w := goneBind(cs, gone); n != nil {
+		t.Errorf("every source there: got %v %q %q", n, b, w)
 	}
-	if n, gone := goneBind(cs, stat); n != nil {
-		t.Errorf("every source exists: got %v %q", n, gone)
+	why["/check/work/main/manifests/kind/audit"] = "which no longer exists"
+	if n, b, w := goneBind(cs, gone); n != ns[0] || b != "/check/work/main/manifests/kind/audit" || w != "which no longer exists" {
+		t.Errorf("the audit policy's directory removed: got %v %q %q", n, b, w)
 	}
-	exists["/check/work/main/manifests/kind/audit"] = false
-	if n, gone := goneBind(cs, stat); n != ns[0] || gone != "/check/work/main/manifests/kind/audit" {
-		t.Errorf("the audit policy's directory removed: got %v %q", n, gone)
+}
+
+func TestSourceGone(t *testing.T) {
+	dir := t.TempDir()
+	if w := sourceGone(filepath.Join(dir, "audit")); !strings.Contains(w, "no longer exists") {
+		t.Errorf("a missing source: got %q", w)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "audit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if w := sourceGone(filepath.Join(dir, "audit")); !strings.Contains(w, "empty directory") {
+		t.Errorf("an empty directory, as docker makes one: got %q", w)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "audit", "policy.yaml"), []byte("rules: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w := sourceGone(filepath.Join(dir, "audit")); w != "" {
+		t.Errorf("a directory holding the policy: got %q", w)
+	}
+	if w := sourceGone(filepath.Join(dir, "audit", "policy.yaml")); w != "" {
+		t.Errorf("a file: got %q", w)
 	}
 }
 
