@@ -83,6 +83,16 @@ const (
 	// 20261205-143302-e6e2: 16 API server workers marked 121.0 pods/s, kwok
 	// DELETED 31.7/s).
 	RaisedPodPlayParallelism = 64
+	// NodeLeaseParallelism is how many fake nodes' leases kwok renews at
+	// once (kwok's own default is 4). kwok renews each lease every 10 s (a
+	// quarter of its 40-s duration, as a kubelet does): 500 fake nodes need
+	// 50 renewals a second, each done within 80 ms by 4 workers. Under
+	// lab:scale's load at 50,000 pods they took longer: leases were 25–33 s
+	// old at the median and up to 53 s, past the node lifecycle
+	// controller's 50-s grace, which marked 2,305 of the run's pods NotReady
+	// in ten minutes (run 20261205-200226-7458). Each kubelet renews its own
+	// lease; 32 workers allow 320 ms a renewal at 500 nodes.
+	NodeLeaseParallelism = 32
 	// FieldManager is termlab's server-side apply field manager.
 	FieldManager = "termlab"
 )

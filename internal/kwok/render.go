@@ -69,7 +69,7 @@ func Render(opts Options) ([]*unstructured.Unstructured, error) {
 	if err := checkConfig(config); err != nil {
 		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
 	}
-	data, err := withPodPlayParallelism(config, opts.PodPlayParallelism)
+	data, err := withParallelism(config, opts.PodPlayParallelism)
 	if err != nil {
 		return nil, fmt.Errorf("rendering %s/kustomize/kwok: %w", mod.Dir, err)
 	}
@@ -205,9 +205,10 @@ func checkConfig(cm *unstructured.Unstructured) error {
 	return nil
 }
 
-// withPodPlayParallelism sets options.podPlayStageParallelism in the kwok
-// ConfigMap's kwok.yaml and returns the new text.
-func withPodPlayParallelism(cm *unstructured.Unstructured, n int) (string, error) {
+// withParallelism sets options.podPlayStageParallelism (to pods) and
+// options.nodeLeaseParallelism in the kwok ConfigMap's kwok.yaml and
+// returns the new text.
+func withParallelism(cm *unstructured.Unstructured, pods int) (string, error) {
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "kwok.yaml")
 	var conf map[string]any
 	if err := yaml.Unmarshal([]byte(data), &conf); err != nil {
@@ -217,7 +218,8 @@ func withPodPlayParallelism(cm *unstructured.Unstructured, n int) (string, error
 	if !ok {
 		return "", fmt.Errorf("ConfigMap kwok, kwok.yaml: no options")
 	}
-	opts["podPlayStageParallelism"] = n
+	opts["podPlayStageParallelism"] = pods
+	opts["nodeLeaseParallelism"] = NodeLeaseParallelism
 	out, err := yaml.Marshal(conf)
 	if err != nil {
 		return "", err

@@ -86,12 +86,12 @@ func TestRender(t *testing.T) {
 		}
 	}
 	data, _, _ := unstructured.NestedString(cm.Object, "data", "kwok.yaml")
-	if !strings.Contains(data, "podPlayStageParallelism: 16\n") || !strings.Contains(data, "manageNodesWithAnnotationSelector: kwok.x-k8s.io/node=fake") {
+	if !strings.Contains(data, "podPlayStageParallelism: 16\n") || !strings.Contains(data, "nodeLeaseParallelism: 32\n") || !strings.Contains(data, "manageNodesWithAnnotationSelector: kwok.x-k8s.io/node=fake") {
 		t.Errorf("kwok.yaml:\n%s", data)
 	}
 	// Another configuration rolls the controller: its pod template changes.
 	hash, _, _ := unstructured.NestedString(d.Object, "spec", "template", "metadata", "annotations", ConfigAnnotation)
-	other, err := withPodPlayParallelism(cm, 4)
+	other, err := withParallelism(cm, 4)
 	if err != nil || hash == "" {
 		t.Fatalf("hash %q, %v", hash, err)
 	}

@@ -125,6 +125,8 @@ type facts struct {
 	binds  []int64
 	// lastMarked is the last first-seen-deleting of a pod without finalizer.
 	lastMarked time.Time
+	// unreadied are the pods that lost Ready while they ran.
+	unreadied unreadied
 }
 
 // podFacts is one pod's events, summed up in the order recorded.
@@ -152,6 +154,9 @@ type podFacts struct {
 	held bool
 	// markedAt is its first event with a deletionTimestamp.
 	markedAt time.Time
+	// wasReady: an event of it had Ready True; unreadied: a later one lost
+	// it while it ran (isUnreadied).
+	wasReady, unreadied bool
 }
 
 // read sums up the whole record: readKept, then one pass over the pod events.
@@ -314,6 +319,11 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 	if e.DeletionTimestamp != nil && p.markedAt.IsZero() {
 		p.markedAt = e.ObservedAt
 	}
+	if isUnreadied(e, p.wasReady) && !p.unreadied {
+		p.unreadied = true
+		f.unreadied.add(e)
+	}
+	p.wasReady = p.wasReady || e.Ready == "True"
 	if e.DeletionTimestamp != nil && p.markedAt.Equal(e.ObservedAt) && !finalized {
 		f.lastMarked = later(f.lastMarked, e.ObservedAt)
 	}
@@ -350,7 +360,7 @@ func (f *facts) deletedAt(pod string) (time.Time, bool) {
 func Claims(rec *evidence.Record) []claims.Claim {
 	f := read(rec)
 	fig := figuresOf(f)
-	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig)}
+	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig), nodesReady(f)}
 	if f.size.Pods >= paceMinPods {
 		cs = append(cs, pace(rec, f), deletePace(f, fig))
 	}

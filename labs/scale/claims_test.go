@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
 	rec := load(t)
-	labtest.AllPass(t, Claims(rec), 5)
+	labtest.AllPass(t, Claims(rec), 6)
 	fig := FiguresOf(rec)
 	if fig.Size.Pods != 100 || fig.CreatePerSecond <= 0 || fig.RunningPerSecond <= 0 || fig.DeletedPerSecond <= 0 || fig.GoneAfterRelease <= 0 {
 		t.Errorf("figures of the recorded run: %+v", fig)
@@ -114,6 +115,13 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			},
 			fails: []string{ClaimHeld},
+		},
+		{
+			name: "a pod lost Ready while it ran (its fake node's lease lapsed)",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				unready(t, rec, plainPod(t, rec))
+			},
+			fails: []string{ClaimNodesReady},
 		},
 		{
 			name: "a finalizer pod was never released, yet DELETED",
@@ -368,5 +376,43 @@ func TestDeleters(t *testing.T) {
 		if d.Sender == "kwok-controller" {
 			t.Errorf("kwok named as a deleter with none of its requests: %+v", d)
 		}
+	}
+}
+
+// unready inserts, after the pod's first Running and Ready event, the event
+// the node lifecycle controller's write makes: the same pod Running, Ready
+// False, not being deleted.
+func unready(t *testing.T, rec *evidence.Record, pod string) {
+	t.Helper()
+	for i, e := range rec.PodEvents {
+		if e.Name == pod && isRunning(e) {
+			u := e
+			u.Type, u.Ready, u.ResourceVersion = "MODIFIED", "False", e.ResourceVersion+"1"
+			u.ObservedAt = e.ObservedAt.Add(time.Millisecond)
+			rec.PodEvents = slices.Insert(rec.PodEvents, i+1, u)
+			return
+		}
+	}
+	t.Fatalf("no Running event of %s", pod)
+}
+
+// TestNodesReadyNamesWhoUnreadied: with an audit log, the claim says how
+// many of the run's pods the node lifecycle controller wrote; without one,
+// that it is not known.
+func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
+	rec := load(t)
+	pod := plainPod(t, rec)
+	unready(t, rec, pod)
+	c := labtest.ByID(Claims(rec))[ClaimNodesReady]
+	if c.Passed() || !strings.Contains(c.Reason, "1 pods lost Ready") || !strings.Contains(c.Reason, pod) || !strings.Contains(c.Reason, "no audit log") {
+		t.Errorf("without an audit log: %s: %s", c.Verdict, c.Reason)
+	}
+	rec.Audit = append(rec.Audit, evidence.AuditEvent{
+		User: "system:serviceaccount:kube-system:node-controller", UserAgent: "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0000000/system:serviceaccount:kube-system:node-controller",
+		Verb: "update", Resource: "pods", Subresource: "status", Namespace: rec.Namespace, Name: pod, Code: 200, ReceivedAt: rec.PodEvents[0].ObservedAt,
+	})
+	c = labtest.ByID(Claims(rec))[ClaimNodesReady]
+	if c.Passed() || !strings.Contains(c.Reason, "the node lifecycle controller wrote 1 of the run's pods") {
+		t.Errorf("with the controller's write in the audit log: %s: %s", c.Verdict, c.Reason)
 	}
 }
