@@ -90,8 +90,9 @@ const (
 	// lab:scale's load at 50,000 pods they took longer: leases were 25–33 s
 	// old at the median and up to 53 s, past the node lifecycle
 	// controller's 50-s grace, which marked 2,305 of the run's pods NotReady
-	// in ten minutes (run 20261205-200226-7458). Each kubelet renews its own
-	// lease; 32 workers allow 320 ms a renewal at 500 nodes.
+	// in ten minutes (run 20261205-200226-7458): about 9 renewals a second,
+	// half a second each. Each kubelet renews its own lease; 32 workers
+	// allow 640 ms a renewal at 500 nodes.
 	NodeLeaseParallelism = 32
 	// FieldManager is termlab's server-side apply field manager.
 	FieldManager = "termlab"
