@@ -34,8 +34,10 @@ func isUnreadied(e evidence.PodEvent, wasReady bool) bool {
 	return wasReady && e.Type != "DELETED" && e.DeletionTimestamp == nil && e.Phase == "Running" && e.Ready == "False"
 }
 
+// add counts a pod; the record is read in the order observed, so the
+// first added is the first.
 func (u *unreadied) add(e evidence.PodEvent) {
-	if u.pods == 0 || e.ObservedAt.Before(u.first) {
+	if u.pods == 0 {
 		u.first, u.pod = e.ObservedAt, e.Name
 	}
 	u.pods++
