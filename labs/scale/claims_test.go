@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
@@ -407,6 +408,11 @@ func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
 	if c.Passed() || !strings.Contains(c.Reason, "1 pods lost Ready") || !strings.Contains(c.Reason, pod) || !strings.Contains(c.Reason, "no audit log") {
 		t.Errorf("without an audit log: %s: %s", c.Verdict, c.Reason)
 	}
+	// A run without an audit log has no audit.jsonl for the claim to cite
+	// (a -kubeconfig run on a cluster without audit; CI caught it citing one).
+	if cites(c, evidence.AuditFile) {
+		t.Errorf("without an audit log the claim cites %s: %v", evidence.AuditFile, c.Evidence)
+	}
 	rec.Audit = append(rec.Audit, evidence.AuditEvent{
 		User: "system:serviceaccount:kube-system:node-controller", UserAgent: "kube-controller-manager/v1.37.2 (linux/amd64) kubernetes/0000000/system:serviceaccount:kube-system:node-controller",
 		Verb: "update", Resource: "pods", Subresource: "status", Namespace: rec.Namespace, Name: pod, Code: 200, ReceivedAt: rec.PodEvents[0].ObservedAt,
@@ -415,4 +421,16 @@ func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
 	if c.Passed() || !strings.Contains(c.Reason, "the node lifecycle controller wrote 1 of the run's pods") {
 		t.Errorf("with the controller's write in the audit log: %s: %s", c.Verdict, c.Reason)
 	}
+	if !cites(c, evidence.AuditFile) {
+		t.Errorf("with an audit log the claim does not cite %s: %v", evidence.AuditFile, c.Evidence)
+	}
+}
+
+func cites(c claims.Claim, file string) bool {
+	for _, e := range c.Evidence {
+		if e == file {
+			return true
+		}
+	}
+	return false
 }

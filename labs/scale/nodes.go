@@ -50,7 +50,7 @@ func (u *unreadied) add(e evidence.PodEvent) {
 // 20261205-200226-7458), and kwok readied them again on top of the run's
 // work.
 func nodesReady(f *facts) claims.Claim {
-	v := newVerdict(ClaimNodesReady, "No pod of the run lost its Ready condition while it ran: once Ready, each stayed Ready until its deletion began. The node lifecycle controller marks every pod of a node NotReady when the node has not renewed its lease within node-monitor-grace-period (50 s), and kwok renews the fake nodes' leases as kubelets do: a pod that lost Ready means kwok fell behind, and the run measured a cluster whose nodes were failing.", eventsFile, evidence.AuditFile)
+	v := newVerdict(ClaimNodesReady, "No pod of the run lost its Ready condition while it ran: once Ready, each stayed Ready until its deletion began. The node lifecycle controller marks every pod of a node NotReady when the node has not renewed its lease within node-monitor-grace-period (50 s), and kwok renews the fake nodes' leases as kubelets do: a pod that lost Ready means kwok fell behind, and the run measured a cluster whose nodes were failing.", eventsFile)
 	if !v.Require(f.readErr == nil, "reading the pod events back: %v", f.readErr) {
 		return v.Done()
 	}
@@ -61,6 +61,9 @@ func nodesReady(f *facts) claims.Claim {
 		if w := f.writes[nodeLifecycleController]; w != nil {
 			n = len(w.at)
 		}
+		// Cited only when read: a run without one (a -kubeconfig run on a
+		// cluster without audit) has no audit.jsonl to point at.
+		v.Cite(evidence.AuditFile)
 		v.Observe("node_lifecycle_controller_pod_writes", n)
 		who = fmt.Sprintf("the node lifecycle controller wrote %d of the run's pods", n)
 	}

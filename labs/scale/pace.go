@@ -235,7 +235,7 @@ func pace(rec *evidence.Record, f *facts) claims.Claim {
 	bucket := func(l cluster.ClientLimit) float64 { return l.QPS + float64(l.Burst)/paceWindow.Seconds() }
 	statement := fmt.Sprintf("The scheduler's client limit sets the pace at which the run's pods are bound (pods/binding in the audit log, its busiest %s): under a limit below the %d pods/s the lab creates, at %.0f %%–%.0f %% of what the limit's token bucket allows (QPS + burst/%s); under a limit raised above it, faster than the default limit (%g/s, burst %d) allows.",
 		paceWindow, requestRate, 100*atLimit, 100*paceSlack, paceWindow, def.QPS, def.Burst)
-	v := newVerdict(ClaimPace, statement, evidence.AuditFile, recordFile)
+	v := newVerdict(ClaimPace, statement, recordFile)
 	if !v.Require(f.auditErr == nil, "reading the audit log back: %v", f.auditErr) {
 		return v.Done()
 	}
@@ -243,6 +243,7 @@ func pace(rec *evidence.Record, f *facts) claims.Claim {
 		v.NotChecked(claims.NeedsAuditLog(rec, "who bound each pod and when"))
 		return v.Done()
 	}
+	v.Cite(evidence.AuditFile) // only a run with an audit log has one
 	if !v.Require(f.limitsOK, "the run did not record the control plane's limits (its scheduler's command line)") {
 		return v.Done()
 	}

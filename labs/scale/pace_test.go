@@ -90,6 +90,10 @@ func TestPaceClaim(t *testing.T) {
 			if c.Verdict != tc.want || !strings.Contains(c.Reason, tc.reasonHas) {
 				t.Errorf("verdict %s, want %s; reason %q, want it to say %q; observed %v", c.Verdict, tc.want, c.Reason, tc.reasonHas, c.Observed)
 			}
+			// audit.jsonl is cited when, and only when, the run has one.
+			if hasAudit := len(tc.rec.Audit) > 0; cites(c, evidence.AuditFile) != hasAudit {
+				t.Errorf("with %d audit events the claim cites %v", len(tc.rec.Audit), c.Evidence)
+			}
 		})
 	}
 }
