@@ -120,6 +120,10 @@ type ControlPlaneLimits struct {
 	// nodes': how many pod stages (each an API request) kwok plays at once,
 	// from its ConfigMap (0: not read).
 	KwokPodPlayParallelism int `json:"kwok_pod_play_parallelism,omitempty"`
+	// KwokNodeLeaseParallelism is how many fake nodes' leases kwok renews at
+	// once (0: not read): too few at hundreds of nodes and the node
+	// lifecycle controller marks their pods NotReady.
+	KwokNodeLeaseParallelism int `json:"kwok_node_lease_parallelism,omitempty"`
 	// Found names the components whose command line was read; a limit of a
 	// component not found is its default.
 	Found []string `json:"found"`

@@ -369,27 +369,48 @@ func checkModuleDir(dir string) error {
 	return nil
 }
 
-// PodPlayParallelismOf reads how many pod stages the cluster's kwok plays at
-// once from its ConfigMap (kwok's default, 4, when the option is not set).
-func PodPlayParallelismOf(ctx context.Context, client kubernetes.Interface) (int, error) {
+// Parallelism is how many requests of each kind the cluster's kwok sends at
+// once, as its ConfigMap says.
+type Parallelism struct {
+	PodPlay   int // pod stages played at once (each a request)
+	NodeLease int // node leases renewed at once
+}
+
+// ParallelismOf reads the cluster's kwok parallelism from its ConfigMap.
+func ParallelismOf(ctx context.Context, client kubernetes.Interface) (Parallelism, error) {
 	cm, err := client.CoreV1().ConfigMaps(Namespace).Get(ctx, "kwok", metav1.GetOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok): %w", Namespace, err)
+		return Parallelism{}, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok): %w", Namespace, err)
 	}
+	p, err := parallelismIn(cm.Data["kwok.yaml"])
+	if err != nil {
+		return Parallelism{}, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok, kwok.yaml): %w", Namespace, err)
+	}
+	return p, nil
+}
+
+// parallelismIn reads kwok.yaml's options; an option not set is kwok's own
+// default.
+func parallelismIn(kwokYAML string) (Parallelism, error) {
 	var conf struct {
 		Options struct {
 			PodPlayStageParallelism *int `json:"podPlayStageParallelism"`
+			NodeLeaseParallelism    *int `json:"nodeLeaseParallelism"`
 		} `json:"options"`
 	}
-	if err := yaml.Unmarshal([]byte(cm.Data["kwok.yaml"]), &conf); err != nil {
-		return 0, fmt.Errorf("reading kwok's configuration (ConfigMap %s/kwok, kwok.yaml): %w", Namespace, err)
+	if err := yaml.Unmarshal([]byte(kwokYAML), &conf); err != nil {
+		return Parallelism{}, err
 	}
-	if p := conf.Options.PodPlayStageParallelism; p != nil {
-		return *p, nil
+	p := Parallelism{PodPlay: kwokDefaultParallelism, NodeLease: kwokDefaultParallelism}
+	if n := conf.Options.PodPlayStageParallelism; n != nil {
+		p.PodPlay = *n
 	}
-	return kwokDefaultPodPlayParallelism, nil
+	if n := conf.Options.NodeLeaseParallelism; n != nil {
+		p.NodeLease = *n
+	}
+	return p, nil
 }
 
-// kwokDefaultPodPlayParallelism is kwok v0.8's own default
+// kwokDefaultParallelism is kwok v0.8's own default for both
 // (pkg/apis/config/v1alpha1: +default=4).
-const kwokDefaultPodPlayParallelism = 4
+const kwokDefaultParallelism = 4

@@ -221,3 +221,29 @@ func TestModuleVersionIsGoMods(t *testing.T) {
 	}
 	t.Fatalf("go.mod does not require %s", ModulePath)
 }
+
+// What Render writes into kwok.yaml is what lab:scale reads back and
+// prints; an option kwok.yaml does not set is kwok's own default.
+func TestParallelismReadBack(t *testing.T) {
+	objs, err := Render(Options{Image: "x", PodPlayParallelism: RaisedPodPlayParallelism})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" {
+			continue
+		}
+		data, _, _ := unstructured.NestedString(o.Object, "data", "kwok.yaml")
+		got, err := parallelismIn(data)
+		if want := (Parallelism{PodPlay: RaisedPodPlayParallelism, NodeLease: NodeLeaseParallelism}); err != nil || got != want {
+			t.Errorf("read back %+v, %v; want %+v", got, err, want)
+		}
+	}
+	got, err := parallelismIn("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n")
+	if want := (Parallelism{PodPlay: 4, NodeLease: 4}); err != nil || got != want {
+		t.Errorf("unset: %+v, %v; want kwok's defaults %+v", got, err, want)
+	}
+	if _, err := parallelismIn("options: [\n"); err == nil {
+		t.Error("broken kwok.yaml read without an error")
+	}
+}

@@ -289,14 +289,16 @@ func steps(ctx context.Context, r *lab.Run) (err error) {
 	if limits, lerr := cluster.ReadLimits(ctx, r.Env.Client); lerr != nil {
 		r.Log.Warnf("%v: the pace claim will say so", lerr)
 	} else {
-		if limits.KwokPodPlayParallelism, lerr = kwok.PodPlayParallelismOf(ctx, r.Env.Client); lerr != nil {
-			r.Log.Warnf("%v: the report will not say how many requests kwok sends at once", lerr)
+		if p, perr := kwok.ParallelismOf(ctx, r.Env.Client); perr != nil {
+			r.Log.Warnf("%v: the report will not say how many requests kwok sends at once", perr)
+		} else {
+			limits.KwokPodPlayParallelism, limits.KwokNodeLeaseParallelism = p.PodPlay, p.NodeLease
 		}
 		b, _ := json.Marshal(limits)
 		r.Rec.Notef("%s%s", limitsNote, b)
-		r.Infof("limits (%s): scheduler %g requests/s (burst %d), controller-manager %g/s (burst %d); API server in flight %d, mutating %d, priority and fairness %t, collection delete workers %d; kwok plays %d pod stages at once",
+		r.Infof("limits (%s): scheduler %g requests/s (burst %d), controller-manager %g/s (burst %d); API server in flight %d, mutating %d, priority and fairness %t, collection delete workers %d; kwok plays %d pod stages and renews %d node leases at once",
 			orDefault(sz.Limits), limits.Scheduler.QPS, limits.Scheduler.Burst, limits.ControllerManager.QPS, limits.ControllerManager.Burst,
-			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness, limits.DeleteCollectionWorkers, limits.KwokPodPlayParallelism)
+			limits.MaxRequestsInflight, limits.MaxMutatingRequestsInflight, limits.PriorityAndFairness, limits.DeleteCollectionWorkers, limits.KwokPodPlayParallelism, limits.KwokNodeLeaseParallelism)
 	}
 
 	// A raised run is compared with the latest default one of its size.
