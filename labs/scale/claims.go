@@ -127,6 +127,8 @@ type facts struct {
 	lastMarked time.Time
 	// unreadied are the pods that lost Ready while they ran.
 	unreadied unreadied
+	// replays are kwok's stages played again on stale pod states.
+	replays Replays
 }
 
 // podFacts is one pod's events, summed up in the order recorded.
@@ -157,6 +159,10 @@ type podFacts struct {
 	// wasReady: an event of it had Ready True; unreadied: a later one lost
 	// it while it ran (isUnreadied).
 	wasReady, unreadied bool
+	// runningSince is its container's startedAt while running (UnixNano);
+	// replayed: it changed while the pod ran (Replays).
+	runningSince int64
+	replayed     bool
 }
 
 // read sums up the whole record: readKept, then one pass over the pod events.
@@ -185,6 +191,9 @@ func read(rec *evidence.Record) *facts {
 		f.audited++
 		if isPodWrite(e, rec.Namespace) {
 			f.addWrite(e)
+		}
+		if refusedKwokWrite(e, rec.Namespace) {
+			f.replays.Refused++
 		}
 		if e.Resource != "pods" || e.Subresource != "" || (e.Verb != "delete" && e.Verb != "deletecollection") || e.Namespace != rec.Namespace {
 			return true
@@ -324,6 +333,11 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 		f.unreadied.add(e)
 	}
 	p.wasReady = p.wasReady || e.Ready == "True"
+	var again bool
+	if p.runningSince, again = restarted(e, p.runningSince); again && !p.replayed {
+		p.replayed = true
+		f.replays.add(e)
+	}
 	if e.DeletionTimestamp != nil && p.markedAt.Equal(e.ObservedAt) && !finalized {
 		f.lastMarked = later(f.lastMarked, e.ObservedAt)
 	}

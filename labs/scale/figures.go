@@ -51,6 +51,8 @@ type Figures struct {
 	LimitsOK bool
 	Usage    Usage
 	UsageOK  bool
+	// Replays are kwok's stages played on stale pod states.
+	Replays Replays
 }
 
 // Spread is a sample's percentiles, in seconds.
@@ -95,6 +97,8 @@ func FiguresOf(rec *evidence.Record) Figures { return figuresOf(read(rec)) }
 func figuresOf(f *facts) Figures {
 	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: f.podEvents, Limits: f.limits, LimitsOK: f.limitsOK}
 	fig.Pacers = pacersOf(f)
+	fig.Replays = f.replays
+	fig.Replays.RefusedKnown = f.auditErr == nil && f.audited > 0
 	fig.MarkedToDeleted = spreadOf(slices.Clone(f.markedToDeleted))
 	for _, d := range f.deletes {
 		c := *d
@@ -174,6 +178,7 @@ func (fig Figures) Rows() [][]string {
 		{"namespace delete → namespace gone", fmt.Sprintf("%.1f s", fig.DeleteToNamespaceGone)},
 		{"last release → namespace gone", fmt.Sprintf("%.1f s", fig.GoneAfterRelease)},
 		{"pod watch events recorded", fmt.Sprint(fig.PodEvents)},
+		{"kwok playing stages on stale pod states (events.jsonl; audit log)", fig.Replays.String()},
 	}
 	if m := fig.MarkedToDeleted; m.N > 0 {
 		rows = append(rows, []string{"first seen deleting → DELETED, per pod without a finalizer", fmt.Sprintf("p50 %.1f s, p95 %.1f s, p99 %.1f s, max %.1f s (%d pods)", m.P50, m.P95, m.P99, m.Max, m.N)})
