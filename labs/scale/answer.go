@@ -36,7 +36,7 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 	// Not a claim (the claims are about deletion), but a reader of the
 	// figures should know kwok did what no kubelet does.
 	if r := fig.Replays; r.Pods > 0 || r.Refused > 0 {
-		s = append(s, "kwok played stages again on pod states it had moved past, which no kubelet does: "+r.String()+".")
+		s = append(s, "kwok did what no kubelet does: "+r.String()+".")
 	}
 	return report.Join(s...)
 }

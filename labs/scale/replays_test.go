@@ -40,6 +40,9 @@ func TestReplaysNoneInTheRecordedRun(t *testing.T) {
 	}) {
 		t.Errorf("no row saying there were no replays: %v", fig.Rows())
 	}
+	if rec := load(t); strings.Contains(Answer(rec, Claims(rec)), "no kubelet does") {
+		t.Error("the answer speaks of replays in a run without any")
+	}
 }
 
 // A pod whose running container gets a new startedAt, and a refused write
@@ -67,5 +70,8 @@ func TestReplaysCounted(t *testing.T) {
 	}
 	if s := fig.Replays.String(); !strings.Contains(s, "refused 1 of kwok's writes") {
 		t.Errorf("row: %s", s)
+	}
+	if a := Answer(rec, Claims(rec)); !strings.Contains(a, "kwok did what no kubelet does: 1 pods' running container") {
+		t.Errorf("the answer does not say kwok replayed: %s", a)
 	}
 }
