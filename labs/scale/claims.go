@@ -191,9 +191,9 @@ func read(rec *evidence.Record) *facts {
 		f.audited++
 		if isPodWrite(e, rec.Namespace) {
 			f.addWrite(e)
-		}
-		if refusedKwokWrite(e, rec.Namespace) {
-			f.replays.Refused++
+			if refusedKwokWrite(e) {
+				f.replays.Refused++
+			}
 		}
 		if e.Resource != "pods" || e.Subresource != "" || (e.Verb != "delete" && e.Verb != "deletecollection") || e.Namespace != rec.Namespace {
 			return true
@@ -218,6 +218,7 @@ func read(rec *evidence.Record) *facts {
 		d.first, d.last = earlier(d.first, e.ReceivedAt), later(d.last, e.ReceivedAt)
 		return true
 	})
+	f.replays.RefusedKnown = f.auditErr == nil && f.audited > 0
 	return f
 }
 

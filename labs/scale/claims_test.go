@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
@@ -410,7 +409,7 @@ func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
 	}
 	// A run without an audit log has no audit.jsonl for the claim to cite
 	// (a -kubeconfig run on a cluster without audit; CI caught it citing one).
-	if cites(c, evidence.AuditFile) {
+	if slices.Contains(c.Evidence, evidence.AuditFile) {
 		t.Errorf("without an audit log the claim cites %s: %v", evidence.AuditFile, c.Evidence)
 	}
 	rec.Audit = append(rec.Audit, evidence.AuditEvent{
@@ -421,16 +420,7 @@ func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
 	if c.Passed() || !strings.Contains(c.Reason, "the node lifecycle controller wrote 1 of the run's pods") {
 		t.Errorf("with the controller's write in the audit log: %s: %s", c.Verdict, c.Reason)
 	}
-	if !cites(c, evidence.AuditFile) {
+	if !slices.Contains(c.Evidence, evidence.AuditFile) {
 		t.Errorf("with an audit log the claim does not cite %s: %v", evidence.AuditFile, c.Evidence)
 	}
-}
-
-func cites(c claims.Claim, file string) bool {
-	for _, e := range c.Evidence {
-		if e == file {
-			return true
-		}
-	}
-	return false
 }

@@ -98,7 +98,6 @@ func figuresOf(f *facts) Figures {
 	fig := Figures{Size: f.size, Usage: f.usage, UsageOK: f.usageOK, PodEvents: f.podEvents, Limits: f.limits, LimitsOK: f.limitsOK}
 	fig.Pacers = pacersOf(f)
 	fig.Replays = f.replays
-	fig.Replays.RefusedKnown = f.auditErr == nil && f.audited > 0
 	fig.MarkedToDeleted = spreadOf(slices.Clone(f.markedToDeleted))
 	for _, d := range f.deletes {
 		c := *d

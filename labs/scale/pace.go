@@ -155,7 +155,10 @@ func clientLimitOf(e evidence.AuditEvent, l cluster.ControlPlaneLimits) (cluster
 }
 
 // isKwok: the sender is kwok's controller.
-func isKwok(p Pacer) bool { return strings.HasPrefix(p.UserAgent, "kwok/") }
+func isKwok(p Pacer) bool { return isKwokAgent(p.UserAgent) }
+
+// isKwokAgent: the user agent is kwok's controller's.
+func isKwokAgent(agent string) bool { return strings.HasPrefix(agent, "kwok/") }
 
 // isPodWrite: a write on a pod of the namespace, its subresources included.
 func isPodWrite(e evidence.AuditEvent, namespace string) bool {

@@ -2,7 +2,6 @@ package scale
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
@@ -48,10 +47,10 @@ func (r *Replays) add(e evidence.PodEvent) {
 	r.Pods++
 }
 
-// refusedKwokWrite: a write by kwok on a pod of the namespace that the API
-// server refused.
-func refusedKwokWrite(e evidence.AuditEvent, namespace string) bool {
-	return isPodWrite(e, namespace) && strings.HasPrefix(e.UserAgent, "kwok/") && e.Code >= 400
+// refusedKwokWrite: a write by kwok, on a pod of the run (isPodWrite), that
+// the API server refused.
+func refusedKwokWrite(e evidence.AuditEvent) bool {
+	return isKwokAgent(e.UserAgent) && e.Code >= 400
 }
 
 // String says it for the figures table.
