@@ -103,6 +103,9 @@ type facts struct {
 
 	// For the figures.
 	lastAdded, lastRunning, lastPlainDeleted, lastDeleted time.Time
+	// addedPods counts each pod's first ADDED; mostAhead is the most pods
+	// added and not yet first Running at once, in the order observed.
+	addedPods, mostAhead int
 	plainDeleted, running                                 int
 	// markedToDeleted is, for each pod without a finalizer, its first
 	// event with a deletionTimestamp → its DELETED, in seconds.
@@ -350,6 +353,10 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 	switch {
 	case e.Type == "ADDED":
 		f.lastAdded = later(f.lastAdded, e.ObservedAt)
+		if p.added == 1 {
+			f.addedPods++
+			f.mostAhead = max(f.mostAhead, f.addedPods-f.running)
+		}
 	case e.Type == "DELETED":
 		f.lastDeleted = later(f.lastDeleted, e.ObservedAt)
 		if !finalized {

@@ -21,6 +21,9 @@ type Figures struct {
 	CreatePerSecond float64
 	// RunningPerSecond: pods / (the create batch's start → the last pod first Running).
 	RunningPerSecond float64
+	// MostNotRunning: the most pods ADDED and not yet Running at once (the
+	// creates wait beyond aheadOfRunning).
+	MostNotRunning int
 	// DeletedPerSecond: pods without a finalizer / (namespace delete → the last of their DELETED).
 	DeletedPerSecond float64
 	// DeleteToLastDeleted: namespace delete → the last DELETED of any pod (finalizer pods after their release).
@@ -123,6 +126,7 @@ func figuresOf(f *facts) Figures {
 	if f.createOK {
 		fig.CreatePerSecond = rate(f.size.Pods, f.create.StartedAt, f.lastAdded)
 		fig.RunningPerSecond = rate(f.running, f.create.StartedAt, f.lastRunning)
+		fig.MostNotRunning = f.mostAhead
 	}
 	if f.nsDeleteOK {
 		fig.DeletedPerSecond = rate(f.plainDeleted, f.nsDelete.StartedAt, f.lastPlainDeleted)
@@ -170,6 +174,7 @@ func (fig Figures) Rows() [][]string {
 		{"size", fmt.Sprintf("%d fake nodes, %d pods, %d with a finalizer, stage set %s", fig.Size.FakeNodes, fig.Size.Pods, fig.Size.Finalized(), fig.Size.StageSet)},
 		{"create (create batch → last ADDED)", fmt.Sprintf("%.1f pods/s", fig.CreatePerSecond)},
 		{"Running (create batch → last pod Running and Ready)", fmt.Sprintf("%.1f pods/s", fig.RunningPerSecond)},
+		{"most pods created and not yet Running at once (events.jsonl)", fmt.Sprint(fig.MostNotRunning)},
 		{"DELETED (namespace delete → last DELETED of a pod without finalizer)", fmt.Sprintf("%.1f pods/s", fig.DeletedPerSecond)},
 		{"namespace delete → last DELETED (finalizer pods after their release)", fmt.Sprintf("%.1f s", fig.DeleteToLastDeleted)},
 		{"finalizer pods held (namespace delete → first release)", fmt.Sprintf("%.1f s", fig.HeldFor)},

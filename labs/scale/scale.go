@@ -262,6 +262,41 @@ func stepsBound(sz Size) lab.Bound {
 	}
 }
 
+// aheadOfRunning is how many created pods may be not yet Running: beyond it
+// the creates wait for the cluster. Unbounded, a 50,000-pod run on 500 fake
+// nodes (20261205-210754-e4d0) created every pod in 9 min while kwok made
+// them Running over 38: kwok's queue held pod states minutes old, it played
+// stages again on them (141,813 status patches where 100,000 do) and sent
+// no DELETE in 12 min of the namespace delete. 3,000 keeps the scheduler
+// at its limit through the pace claim's first windows (30 s at 50/s is
+// 1,500 pods) and holds kwok's queue to about 1.5 min of its work (~35/s).
+const aheadOfRunning = 3000
+
+// window holds the creates to a number of pods not yet Running: take before
+// a create, give at a pod's first Running.
+type window chan struct{}
+
+func newWindow(n int) window { return make(window, n) }
+
+// take waits for a place, or for ctx to end (its cause is the error).
+func (w window) take(ctx context.Context) error {
+	select {
+	case w <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// give frees a place; it never blocks the record's reader. A pod's create
+// took a place before the pod existed, so there is one to free.
+func (w window) give() {
+	select {
+	case <-w:
+	default:
+	}
+}
+
 // listCaughtUpWithin bounds the wait for the record to hold every listed
 // pod's state: the watch is at most a moment behind the LIST.
 const listCaughtUpWithin = 30 * time.Second
@@ -548,9 +583,12 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 		}
 		paths = append(paths, p)
 	}
-	// Wait on the watch while the creates go out: every pod Running.
+	// Wait on the watch while the creates go out: every pod Running. A
+	// create takes a place among the aheadOfRunning first; the pod's first
+	// Running gives it back.
 	running := map[string]bool{}
 	var nRunning, created atomic.Int64
+	ahead := newWindow(aheadOfRunning)
 	wctx, cancel := context.WithTimeout(ctx, waitFor(sz.Pods))
 	defer cancel()
 	wctx, watchStall, stopStall := lab.UnlessStalled(wctx, stalled("pod events (pods created, bound, Running)"), func() int64 { return created.Load() + int64(r.Rec.PodEventCount()) })
@@ -560,19 +598,24 @@ func createPods(ctx context.Context, r *lab.Run, sz Size) error {
 			if isRunning(e) && !running[e.Name] {
 				running[e.Name] = true
 				nRunning.Add(1)
+				ahead.give()
 			}
 			return len(running) == sz.Pods
 		})
 	})
 	defer every(r, func() string {
-		return fmt.Sprintf("%d of %d pods created, %d Running", created.Load(), sz.Pods, nRunning.Load())
+		return fmt.Sprintf("%d of %d pods created (at most %d ahead of Running), %d Running", created.Load(), sz.Pods, aheadOfRunning, nRunning.Load())
 	})()
 	req := map[string]any{"verb": "POST", "path": "/api/v1/namespaces/" + r.Namespace + "/pods", "count": sz.Pods,
 		"names": PodName(0) + " … " + PodName(sz.Pods-1), "finalizer_on": fmt.Sprintf("every pod i with (i×%d) mod 100 < %d: %d pods", sz.FinalizerPercent, sz.FinalizerPercent, sz.Finalized()),
-		"body_of_the_first": pod(r, base, sz, 0)}
+		"at_most_created_not_running": aheadOfRunning,
+		"body_of_the_first":           pod(r, base, sz, 0)}
 	err = r.Act("create-pods", fmt.Sprintf("%d pods", sz.Pods), req,
-		fmt.Sprintf("kubectl create -f %s  # %d times (%s for one without the finalizer)", paths[0], sz.Pods, strings.Join(paths[1:], "")), func() error {
+		fmt.Sprintf("kubectl create -f %s  # %d times, at most %d not yet Running (%s for one without the finalizer)", paths[0], sz.Pods, aheadOfRunning, strings.Join(paths[1:], "")), func() error {
 			return parallel(ctx, sz.Pods, func(ctx context.Context, i int) error {
+				if err := ahead.take(wctx); err != nil {
+					return fmt.Errorf("waiting for pods to be Running before creating more: %w", err)
+				}
 				_, err := r.Env.Client.CoreV1().Pods(r.Namespace).Create(ctx, pod(r, base, sz, i), metav1.CreateOptions{})
 				if err == nil {
 					created.Add(1)
