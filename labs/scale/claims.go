@@ -194,9 +194,7 @@ func read(rec *evidence.Record) *facts {
 		f.audited++
 		if isPodWrite(e, rec.Namespace) {
 			f.addWrite(e)
-			if refusedKwokWrite(e) {
-				f.replays.Refused++
-			}
+			f.replays.addRefused(e)
 		}
 		if e.Resource != "pods" || e.Subresource != "" || (e.Verb != "delete" && e.Verb != "deletecollection") || e.Namespace != rec.Namespace {
 			return true

@@ -14,7 +14,7 @@ import (
 // stage again. A pod-ready played again restarts a running container's
 // startedAt, which a kubelet changes only when it restarts the container;
 // a pod-create played again gives a pod a second IP, which the API server
-// refuses (422). lab:scale's claims rest on none of this (they are about
+// refuses (422); a pod-delete played again finds the pod gone (404). lab:scale's claims rest on none of this (they are about
 // deletion), so it is a figure, shown on every run, not a claim.
 type Replays struct {
 	// Pods: pods whose running container's startedAt changed while it ran;
@@ -23,9 +23,12 @@ type Replays struct {
 	First time.Time `json:"first,omitzero"`
 	Pod   string    `json:"pod,omitempty"`
 	// Refused: kwok's writes on the run's pods the API server refused
-	// (audit log); RefusedKnown: the run read an audit log.
-	Refused      int  `json:"refused"`
-	RefusedKnown bool `json:"refused_known"`
+	// (audit log); DeletesOfGone of them DELETEs answered 404, the pod
+	// already gone: a pod-delete played again. RefusedKnown: the run read
+	// an audit log.
+	Refused       int  `json:"refused"`
+	DeletesOfGone int  `json:"deletes_of_gone"`
+	RefusedKnown  bool `json:"refused_known"`
 }
 
 // restarted: e shows the pod's container running since another time than
@@ -47,10 +50,16 @@ func (r *Replays) add(e evidence.PodEvent) {
 	r.Pods++
 }
 
-// refusedKwokWrite: a write by kwok, on a pod of the run (isPodWrite), that
-// the API server refused.
-func refusedKwokWrite(e evidence.AuditEvent) bool {
-	return isKwokAgent(e.UserAgent) && e.Code >= 400
+// addRefused counts e if it is a write by kwok, on a pod of the run
+// (isPodWrite), that the API server refused.
+func (r *Replays) addRefused(e evidence.AuditEvent) {
+	if !isKwokAgent(e.UserAgent) || e.Code < 400 {
+		return
+	}
+	r.Refused++
+	if e.Verb == "delete" && e.Code == 404 {
+		r.DeletesOfGone++
+	}
 }
 
 // String says it for the figures table.
@@ -63,7 +72,7 @@ func (r Replays) String() string {
 	case !r.RefusedKnown:
 		return s + "; kwok's refused writes not known (no audit log)"
 	case r.Refused > 0:
-		return s + fmt.Sprintf("; the API server refused %d of kwok's writes on the run's pods (a pod-create played again gives a pod a second IP: 422)", r.Refused)
+		return s + fmt.Sprintf("; the API server refused %d of kwok's writes on the run's pods: %d DELETEs of a pod already gone (404: pod-delete played again), %d others (a pod-create played again gives a pod a second IP: 422)", r.Refused, r.DeletesOfGone, r.Refused-r.DeletesOfGone)
 	}
 	return s + "; the API server refused none of kwok's writes on the run's pods"
 }

@@ -63,12 +63,14 @@ func TestReplaysCounted(t *testing.T) {
 		return evidence.AuditEvent{User: "system:serviceaccount:kube-system:kwok-controller", UserAgent: agent,
 			Verb: "patch", Resource: "pods", Subresource: "status", Namespace: rec.Namespace, Name: pod, Code: code, ReceivedAt: rec.PodEvents[0].ObservedAt}
 	}
-	rec.Audit = append(rec.Audit, kwokPatch(422, "kwok/v0.8.0 (linux/amd64)"), kwokPatch(200, "kwok/v0.8.0 (linux/amd64)"), kwokPatch(422, "kubectl/v1.37.2"))
+	kwokDelete := kwokPatch(404, "kwok/v0.8.0 (linux/amd64)")
+	kwokDelete.Verb, kwokDelete.Subresource = "delete", ""
+	rec.Audit = append(rec.Audit, kwokPatch(422, "kwok/v0.8.0 (linux/amd64)"), kwokPatch(200, "kwok/v0.8.0 (linux/amd64)"), kwokPatch(422, "kubectl/v1.37.2"), kwokDelete)
 	fig = FiguresOf(rec)
-	if r := fig.Replays; r.Refused != 1 || !r.RefusedKnown {
-		t.Errorf("refused %d (known %t), want kwok's one", r.Refused, r.RefusedKnown)
+	if r := fig.Replays; r.Refused != 2 || r.DeletesOfGone != 1 || !r.RefusedKnown {
+		t.Errorf("refused %d, %d of them DELETEs of a pod gone (known %t), want kwok's two, one a DELETE", r.Refused, r.DeletesOfGone, r.RefusedKnown)
 	}
-	if s := fig.Replays.String(); !strings.Contains(s, "refused 1 of kwok's writes") {
+	if s := fig.Replays.String(); !strings.Contains(s, "refused 2 of kwok's writes on the run's pods: 1 DELETEs of a pod already gone") || !strings.Contains(s, "1 others") {
 		t.Errorf("row: %s", s)
 	}
 	if a := Answer(rec, Claims(rec)); !strings.Contains(a, "kwok did what no kubelet does: 1 pods' running container") {
