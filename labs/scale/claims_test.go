@@ -223,6 +223,38 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{ClaimHeld, ClaimComplete},
 		},
 		{
+			name: "the pods watch was down for 20 ms while the finalizers were released and came back from the last resourceVersion it had delivered",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				at := midRelease(t, rec)
+				rv := lastVersionBefore(rec.PodEvents, at)
+				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: at, To: at.Add(20 * time.Millisecond),
+					Why: "the watch stream ended; watching again from resourceVersion " + rv, ResumedFrom: rv})
+			},
+			fails: nil, // nothing is missing, and every release was applied: no pod was gone before its own
+		},
+		{
+			name: "the pods watch was down while the finalizers were released and came back from an older resourceVersion",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				at := midRelease(t, rec)
+				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: at, To: at.Add(20 * time.Millisecond),
+					Why: "the watch stream ended; watching again from resourceVersion 1", ResumedFrom: "1"})
+			},
+			fails: []string{ClaimHeld, ClaimComplete},
+		},
+		{
+			name: "the API server answered a finalizer release 404: the pod was already gone",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				for i, a := range rec.Actions {
+					if a.Kind == evidence.ActionRemoveFinalizers {
+						rec.Actions[i].Error = `pods "` + a.Target + `" not found`
+						return
+					}
+				}
+				t.Fatal("no release in the record")
+			},
+			fails: []string{ClaimHeld},
+		},
+		{
 			name: "a pod's state came from a re-list",
 			mutate: func(t *testing.T, rec *evidence.Record) {
 				for i, e := range rec.PodEvents {
@@ -328,6 +360,28 @@ func TestSizes(t *testing.T) {
 // lastVersionBefore is the resourceVersion of the last watch event recorded
 // before t ("" if none), re-lists' LISTED states left out: where a watch
 // that broke at t had got to.
+// midRelease is a moment while the lab released the finalizers: between
+// the first release's start and the last one's end.
+func midRelease(t *testing.T, rec *evidence.Record) time.Time {
+	t.Helper()
+	var first, last time.Time
+	for _, a := range rec.Actions {
+		if a.Kind != evidence.ActionRemoveFinalizers {
+			continue
+		}
+		if first.IsZero() || a.StartedAt.Before(first) {
+			first = a.StartedAt
+		}
+		if a.FinishedAt.After(last) {
+			last = a.FinishedAt
+		}
+	}
+	if !last.After(first) {
+		t.Fatal("no releases in the record")
+	}
+	return first.Add(last.Sub(first) / 2)
+}
+
 func lastVersionBefore(events []evidence.PodEvent, t time.Time) string {
 	last := ""
 	for _, e := range events {
