@@ -14,8 +14,9 @@ import (
 // stage again. A pod-ready played again restarts a running container's
 // startedAt, which a kubelet changes only when it restarts the container;
 // a pod-create played again gives a pod a second IP, which the API server
-// refuses (422); a pod-delete played again finds the pod gone (404). lab:scale's claims rest on none of this (they are about
-// deletion), so it is a figure, shown on every run, not a claim.
+// refuses (422); a pod-delete played again finds the pod gone (404).
+// lab:scale's claims rest on none of this (they are about deletion), so it
+// is a figure, shown on every run, not a claim.
 type Replays struct {
 	// Pods: pods whose running container's startedAt changed while it ran;
 	// First and Pod the first such event.
