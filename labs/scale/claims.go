@@ -105,8 +105,8 @@ type facts struct {
 	lastAdded, lastRunning, lastPlainDeleted, lastDeleted time.Time
 	// addedPods counts each pod's first ADDED; mostAhead is the most pods
 	// added and not yet first Running at once, in the order observed.
-	addedPods, mostAhead int
-	plainDeleted, running                                 int
+	addedPods, mostAhead  int
+	plainDeleted, running int
 	// markedToDeleted is, for each pod without a finalizer, its first
 	// event with a deletionTimestamp → its DELETED, in seconds.
 	markedToDeleted []float64
