@@ -278,8 +278,13 @@ type window chan struct{}
 
 func newWindow(n int) window { return make(window, n) }
 
-// take waits for a place, or for ctx to end (its cause is the error).
+// take waits for a place, or for ctx to end (its cause is the error). An
+// ended ctx wins over a free place: select picks at random among ready cases,
+// and no create may go out after the wait for Running has ended.
 func (w window) take(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	select {
 	case w <- struct{}{}:
 		return nil

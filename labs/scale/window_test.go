@@ -29,7 +29,14 @@ func TestWindowHoldsCreatesToItsSize(t *testing.T) {
 	if err := w.take(ctx); err != nil {
 		t.Fatalf("take after a give: %v", err)
 	}
-	w.give()
+	ended, end := context.WithCancelCause(ctx)
+	end(stop)
+	w.give() // a free place beside an ended wait: the wait's end wins, every time
+	for i := range 100 {
+		if err := w.take(ended); !errors.Is(err, stop) {
+			t.Fatalf("take %d with a free place after the wait ended = %v, want %v", i+1, err, stop)
+		}
+	}
 	w.give()
 	w.give() // more gives than takes: nothing to free, and it must not block
 	if got := len(w); got != 0 {
