@@ -111,8 +111,14 @@ func (r *Record) Latest(pod string, t time.Time) (PodEvent, bool) {
 // open gap (zero To) lasts to the end of the record.
 func (r *Record) GapsOverlapping(source string, from, to time.Time) []WatchGap {
 	return where(r.Gaps, func(g WatchGap) bool {
-		return g.Source == source && !g.From.After(to) && (g.To.IsZero() || !g.To.Before(from))
+		return g.Source == source && g.Overlaps(from, to)
 	})
+}
+
+// Overlaps says whether the gap shares at least an instant with the window
+// [from, to]; an open gap (zero To) lasts to the end of the record.
+func (g WatchGap) Overlaps(from, to time.Time) bool {
+	return !g.From.After(to) && (g.To.IsZero() || !g.To.Before(from))
 }
 
 // Pods returns the names of the pods seen in the record, in order of first appearance.

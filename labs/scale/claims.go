@@ -503,7 +503,7 @@ func held(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	}
 	resumed := 0
 	for i, g := range rec.Gaps {
-		if g.Source != evidence.WatchPods || g.From.After(to) || (!g.To.IsZero() && g.To.Before(f.nsDelete.StartedAt)) {
+		if g.Source != evidence.WatchPods || !g.Overlaps(f.nsDelete.StartedAt, to) {
 			continue
 		}
 		v.Cite(gapsFile)
