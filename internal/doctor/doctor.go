@@ -42,7 +42,10 @@ type Check struct {
 // Facts are what the checks decide on; Gather reads them from the machine.
 type Facts struct {
 	EngineVersion    string // "" when no engine answers
-	EngineError      string
+	EngineError      string // what the engine's facts show when it does not answer
+	EngineState      dockerhost.EngineState
+	NoHostChanges    bool                         // TERMLAB_NO_HOST_CHANGES declines host changes
+	DaemonJSON       *dockerhost.DaemonJSONChange // termlab's keys in daemon.json; nil when none
 	CanProvision     bool
 	ProvisionWhy     string
 	MissingCaps      []string
@@ -60,12 +63,16 @@ type Facts struct {
 // Gather reads the facts from this machine (and the engine, if one answers).
 func Gather(ctx context.Context) Facts {
 	var f Facts
-	if v, err := dockerhost.ServerVersion(ctx); err == nil {
-		f.EngineVersion = v
-	} else {
-		f.EngineError = firstLine(err.Error())
+	e := dockerhost.Probe(ctx)
+	f.EngineVersion, f.EngineState = e.Version, e.State()
+	if f.EngineVersion == "" {
+		f.EngineError = firstLine(e.Describe())
 	}
 	f.CanProvision, f.ProvisionWhy = dockerhost.CanProvision()
+	f.NoHostChanges = dockerhost.NoHostChanges()
+	if ch, ok := dockerhost.ReadDaemonJSONChange(dockerhost.DaemonJSON); ok {
+		f.DaemonJSON = &ch
+	}
 	if b, err := capfilter.OwnBounding(); err == nil {
 		f.MissingCaps = capfilter.Missing(b)
 	}
@@ -107,6 +114,14 @@ func Decide(f Facts) []Check {
 	switch {
 	case f.EngineVersion != "":
 		cs = append(cs, Check{"docker engine", Pass, "Docker " + f.EngineVersion + " answers", ""})
+	case f.EngineState == dockerhost.EngineUnresponsive:
+		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
+			"wait for it and run again, or look at its log (" + dockerhost.DaemonLog + " if termlab started it); termlab will not start a second engine beside it"})
+	case f.EngineState == dockerhost.EngineRefuses:
+		cs = append(cs, Check{"docker engine", Fail, f.EngineError, "make this engine answer `docker version`; termlab will not start a second engine beside it"})
+	case f.CanProvision && f.NoHostChanges:
+		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
+			dockerhost.NoHostChangesEnv + " is set, so cluster:up will not install or start one: run `go tool mage cluster:up` to have each command printed, run them yourself, and run again (or unset " + dockerhost.NoHostChangesEnv + ")"})
 	case f.CanProvision:
 		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
 			"run `go tool mage cluster:up`: on this host (Linux, root, apt) it installs Debian's docker.io and starts dockerd, logging to " + dockerhost.DaemonLog})
@@ -130,7 +145,11 @@ func Decide(f Facts) []Check {
 		cs = append(cs, Check{"privileged containers", Info, "bounding set lacks " + strings.Join(f.MissingCaps, ",") + "; cluster:up will register the " + dockerhost.WrapperRuntime + " runtime", ""})
 	default:
 		cs = append(cs, Check{"privileged containers", Fail, "bounding set lacks " + strings.Join(f.MissingCaps, ",") + " and dockerd's default runtime does not drop them: `docker run --privileged` fails",
-			"register cmd/termlab-runc as dockerd's default runtime (see README, Troubleshooting), or run on a host with a full capability set"})
+			"register cmd/termlab-runc as dockerd's default runtime (README: Prerequisites), or run on a host with a full capability set"})
+	}
+	cs = append(cs, hostChanges(f))
+	if f.DaemonJSON != nil {
+		cs = append(cs, daemonJSON(f))
 	}
 	if f.CgroupV1 {
 		cs = append(cs, Check{"cgroups", Warn, "cgroup v1: supported (cluster:up sets the kubelet's failCgroupV1: false); kind prints a deprecation warning", ""})
@@ -175,6 +194,33 @@ func Decide(f Facts) []Check {
 		cs = append(cs, Check{"go toolchain", Warn, "no go command", "install Go 1.26 to build the workload image"})
 	}
 	return cs
+}
+
+// hostChanges says whether termlab may change this host, and what it would change.
+func hostChanges(f Facts) Check {
+	switch {
+	case f.NoHostChanges:
+		return Check{"host changes", Info, dockerhost.NoHostChangesEnv + " is set: termlab installs, edits and starts nothing on this host, and says what to do instead", ""}
+	case f.CanProvision:
+		return Check{"host changes", Info, dockerhost.NoHostChangesEnv + " is not set: where no engine answers, cluster:up may install docker.io with apt, register " +
+			dockerhost.WrapperRuntime + " in " + dockerhost.DaemonJSON + " and start dockerd (set " + dockerhost.NoHostChangesEnv + "=1 to decline)", ""}
+	default:
+		return Check{"host changes", Info, dockerhost.NoHostChangesEnv + " is not set; termlab cannot install an engine here anyway", ""}
+	}
+}
+
+// daemonJSON says what termlab changed in daemon.json and how to undo it.
+func daemonJSON(f Facts) Check {
+	ch := *f.DaemonJSON
+	detail := "termlab's keys " + strings.Join(ch.Keys, " and ") + " are in " + ch.Path
+	if ch.Backup != "" {
+		detail += " (the file as it was: " + ch.Backup + ")"
+	}
+	detail += "; to undo: " + ch.Undo()
+	if len(f.MissingCaps) > 0 {
+		detail += " (without " + dockerhost.WrapperRuntime + ", `docker run --privileged` fails here: the bounding set lacks " + strings.Join(f.MissingCaps, ",") + ")"
+	}
+	return Check{"daemon.json", Info, detail, ""}
 }
 
 // Failed reports whether any check failed.
