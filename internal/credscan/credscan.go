@@ -1,7 +1,8 @@
 // Package credscan finds what must never leave a run folder, a reference run
-// or a workshop bundle: certificates, private keys, kubeconfig credentials
-// and tokens. Runs scan before they write their reports, promotion to a
-// reference and bundling scan again.
+// or a workshop bundle: certificates, private keys, kubeconfig credentials,
+// tokens, and the values of variables whose names say they are secret
+// (DB_PASSWORD=…, "API_KEY":"…"). Runs scan before they write their reports,
+// promotion to a reference and bundling scan again.
 package credscan
 
 import (
@@ -14,27 +15,33 @@ import (
 	"regexp"
 )
 
-// credentialPatterns are what must never appear in a run folder.
-// need is a literal every match contains, in lower case when fold (the
-// pattern ignores case): the pattern runs only on a window around each place
-// the literal is, from just before it to window bytes on, for a file of
-// gigabytes holds the literal, if at all, far less often than it holds bytes.
-var credentialPatterns = []struct {
+// pattern is one kind of credential. need is a literal every match
+// contains, in lower case when fold (the pattern ignores case): the pattern
+// runs only on a window around each place the literal is, from just before
+// it to window bytes on, for a file of gigabytes holds the literal, if at
+// all, far less often than it holds bytes. A pattern is re, or, where a
+// regular expression would be too slow for how often its literal is found,
+// at: a function that judges the literal found at b[i:j] itself.
+type pattern struct {
 	name string
 	need string
 	fold bool
 	re   *regexp.Regexp
-}{
-	{"PEM certificate", "BEGIN", false, regexp.MustCompile(`BEGIN CERTIFICATE`)},
-	{"PEM private key", "BEGIN", false, regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
-	{"RSA key", "BEGIN", false, regexp.MustCompile(`BEGIN RSA`)},
-	{"kubeconfig client key", "client-key-data", false, regexp.MustCompile(`client-key-data`)},
-	{"kubeconfig client certificate", "client-certificate-data", false, regexp.MustCompile(`client-certificate-data`)},
-	{"kubeconfig CA data", "certificate-authority-data", false, regexp.MustCompile(`certificate-authority-data`)},
-	{"token field", "token", false, regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
-	{"bearer token", "bearer", true, regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
-	{"JSON web token", "eyJhbGciOi", false, regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
+	at   func(b []byte, i, j int) bool
 }
+
+// credentialPatterns are what must never appear in a run folder.
+var credentialPatterns = append([]pattern{
+	{name: "PEM certificate", need: "BEGIN", re: regexp.MustCompile(`BEGIN CERTIFICATE`)},
+	{name: "PEM private key", need: "BEGIN", re: regexp.MustCompile(`BEGIN (RSA |EC |OPENSSH |ENCRYPTED )?PRIVATE KEY`)},
+	{name: "RSA key", need: "BEGIN", re: regexp.MustCompile(`BEGIN RSA`)},
+	{name: "kubeconfig client key", need: "client-key-data", re: regexp.MustCompile(`client-key-data`)},
+	{name: "kubeconfig client certificate", need: "client-certificate-data", re: regexp.MustCompile(`client-certificate-data`)},
+	{name: "kubeconfig CA data", need: "certificate-authority-data", re: regexp.MustCompile(`certificate-authority-data`)},
+	{name: "token field", need: "token", re: regexp.MustCompile(`(^|[^A-Za-z])token"?\s*:\s*"?[A-Za-z0-9._\-]{8,}`)},
+	{name: "bearer token", need: "bearer", fold: true, re: regexp.MustCompile(`(?i)bearer\s+[A-Za-z0-9._\-]{16,}`)},
+	{name: "JSON web token", need: "eyJhbGciOi", re: regexp.MustCompile(`eyJhbGciOi[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+`)},
+}, secretNamed()...)
 
 // Leak is a credential-like string found in a file.
 type Leak struct {
@@ -129,11 +136,16 @@ func Bytes(name string, b []byte) []Leak {
 }
 
 // scanBytes is Bytes with the buffer for b in lower case passed in, so a
-// scan of many blocks allocates it once.
+// scan of many blocks allocates it once. Each kind of leak is reported once,
+// however many of its patterns match.
 func scanBytes(name string, b []byte, lower *[]byte) []Leak {
 	var leaks []Leak
 	lowered := false
+	found := map[string]bool{}
 	for _, p := range credentialPatterns {
+		if found[p.name] {
+			continue
+		}
 		text := b
 		if p.fold {
 			if !lowered {
@@ -142,7 +154,8 @@ func scanBytes(name string, b []byte, lower *[]byte) []Leak {
 			}
 			text = *lower
 		}
-		if matchNear(p.re, b, text, []byte(p.need)) {
+		if matchNear(p, b, text) {
+			found[p.name] = true
 			leaks = append(leaks, Leak{File: name, Pattern: p.name})
 		}
 	}
@@ -163,20 +176,26 @@ func lowerASCII(dst, b []byte) []byte {
 	return dst
 }
 
-// matchNear runs re on b around each place need is found in text (b, or b
-// in lower case), from the byte before it: every match holds need, so none
-// is missed, and ^ in re still means the start of b only.
-func matchNear(re *regexp.Regexp, b, text, need []byte) bool {
+// matchNear runs p on b around each place its literal is found in text (b,
+// or b in lower case), from the byte before it: every match holds the
+// literal, so none is missed, and ^ in re still means the start of b only.
+func matchNear(p pattern, b, text []byte) bool {
+	need := []byte(p.need)
 	for at := 0; ; {
 		i := bytes.Index(text[at:], need)
 		if i < 0 {
 			return false
 		}
 		i += at
-		from := max(i-1, 0)
-		if re.Match(b[from:min(i+len(need)+window, len(b))]) {
+		at = i + len(need)
+		if p.at != nil {
+			if p.at(b, i, at) {
+				return true
+			}
+			continue
+		}
+		if p.re.Match(b[max(i-1, 0):min(at+window, len(b))]) {
 			return true
 		}
-		at = i + len(need)
 	}
 }

@@ -119,3 +119,70 @@ func TestFileScanAllocatesPerFileNotPerBlock(t *testing.T) {
 		t.Errorf("scanning 8 blocks allocated %d bytes, want at most %d", got, 3*block)
 	}
 }
+
+// A variable whose name says it holds a secret is a leak when it has a
+// value, in each shape a run folder or a diagnosis holds one: a process's
+// environment (crictl inspect's runtime spec), JSON and YAML objects, a
+// container's env in JSON or YAML, the CRI's env. A reference (valueFrom,
+// $VAR), an empty value, a number or a switch, a name that says where the
+// secret is, and Kubernetes' own camelCase fields are not.
+func TestSecretNamedValues(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		leak bool
+	}{
+		{`"env": ["PATH=/usr/bin", "DB_PASSWORD=hunter2"]`, true},
+		{`DB_PASSWORD=hunter2`, true},
+		{`db_password=hunter2`, true},
+		{`{"API_KEY":"abc"}`, true},
+		{`{"API_KEY": "abc"}`, true},
+		{`GITHUB_TOKEN: ghp_16C7e42F292c6912E7710c838347Ae178B4a`, true},
+		{`export AWS_SECRET_ACCESS_KEY='wJalrXUtnFEMI'`, true},
+		{`SECRET=s3`, true},
+		{`{"name":"DB_PASSWORD","value":"x"}`, true},
+		{`"env":[{"name":"POD_NAME","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},{"name":"DB_PASSWORD","value":"x"}]`, true},
+		{"\"envs\": [\n  {\n    \"key\": \"GITHUB_TOKEN\",\n    \"value\": \"ghp_abc\"\n  }\n]", true},
+		{"    - name: DB_PASSWORD\n      value: hunter2\n", true},
+		{"  key: client_secret\n  value: \"abc\"\n", true},
+
+		{`{"name":"API_KEY","valueFrom":{"secretKeyRef":{"key":"API_KEY","name":"planted"}}}`, false},
+		{"    - name: API_KEY\n      valueFrom:\n        secretKeyRef:\n          key: API_KEY\n", false},
+		{`"envFrom":[{"secretRef":{"name":"planted"}}]`, false},
+		{`{"name":"DB_PASSWORD"}`, false},
+		{`{"name":"DB_PASSWORD","value":""}`, false},
+		{`DB_PASSWORD=`, false},
+		{`DB_PASSWORD=""`, false},
+		{`API_KEY=$(cat /run/secrets/api)`, false},
+		{`GITHUB_TOKEN=${GITHUB_TOKEN}`, false},
+		{"DB_PASSWORD:\n  valueFrom: {}\n", false},
+		{`TOKEN_COUNT=5`, false},
+		{`"MAX_TOKENS": 4096`, false},
+		{`ENABLE_TOKEN_AUTH=true`, false},
+		{`SECRET_NAME=db-credentials`, false},
+		{`PASSWORD_FILE=/run/secrets/db`, false},
+		{`TOKEN_URL=https://auth.example.com/token`, false},
+		{`API_KEY_ID=AKIDEXAMPLE`, false},
+		{`{"automountServiceAccountToken":false,"volumes":[{"secret":{"secretName":"planted"}}]}`, false},
+		{"spec:\n  automountServiceAccountToken: false\n  volumes:\n  - secret:\n      secretName: planted\n", false},
+		{`"Couldn't get secret" secret="ns/planted" err="not found"`, false},
+		{`{"projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}`, false},
+		{`{"key":"API_KEY","name":"planted"}`, false},
+		{`dbPassword: hunter2`, false},
+	} {
+		leaks := Bytes("x", []byte(tc.text))
+		found := false
+		for _, l := range leaks {
+			found = found || l.Pattern == secretNamedPattern
+		}
+		if found != tc.leak {
+			t.Errorf("%q: found %v, want %v (leaks %v)", tc.text, found, tc.leak, leaks)
+		}
+	}
+}
+
+// Each kind of leak is reported once, however many of its words it holds.
+func TestSecretNamedReportedOnce(t *testing.T) {
+	if l := Bytes("x", []byte(`SECRET_KEY=a DB_PASSWORD=b GITHUB_TOKEN=c`)); len(l) != 1 {
+		t.Errorf("Bytes = %v, want one leak", l)
+	}
+}
