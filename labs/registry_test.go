@@ -64,11 +64,19 @@ func TestEveryLabIsComplete(t *testing.T) {
 			if d.Uses.FaultsANode() {
 				flags += `, AllowNodeFaults: allownodefaults`
 			}
+			if d.Uses.ClusterWide != "" {
+				flags += `, AllowClusterFaults: allowclusterfaults`
+			}
 			flags += `, NoWait: nowait})`
 			call := `targets.Lab(ctx, "` + d.Name + `", ` + flags
 			own := regexp.MustCompile(`targets\.Lab(?i:` + regexp.QuoteMeta(d.Name) + `)\(ctx, [^\n]*` + regexp.QuoteMeta(flags))
 			if !strings.Contains(string(magefile), call) && !own.Match(magefile) {
 				t.Errorf("no target in magefiles/targets/lab.go calling %s", call)
+			}
+			// A kubelet the lab stops comes back by itself before any pod's
+			// default unreachable toleration runs out, even if termlab is killed.
+			if d.Uses.StopsKubelet && (d.Uses.KubeletDownAtMost <= 0 || d.Uses.KubeletDownAtMost >= lab.DefaultUnreachableToleration) {
+				t.Errorf("Uses.KubeletDownAtMost is %s: a lab that stops a kubelet states its dead-man's switch bound, under %s", d.Uses.KubeletDownAtMost, lab.DefaultUnreachableToleration)
 			}
 			if _, err := os.Stat(filepath.Join(root, "scripts", d.Name+".sh")); err != nil {
 				t.Errorf("no scripts/%s.sh: every lab is also a script a person can run or type (lab:%[1]s -by=script runs it): %v", d.Name, err)

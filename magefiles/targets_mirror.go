@@ -30,7 +30,7 @@ func Diagnose(ctx context.Context, pod, namespace, kubeconfig *string, nodeAcces
 	panic(handedOver)
 }
 
-// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> [-context=<name>] runs on that cluster instead, -nodeaccess lets it start a node pod to ask crictl, and -allownodefaults=<node> lets lab:orphan, lab:stuck and lab:statefulset stop that node's kubelet there (lab:mount: keep a volume busy on it); -nowait refuses at once, instead of waiting, while another termlab holds the cluster's run lock (a Lease in the cluster).
+// Lab targets run the experiments (bringing the cluster up if needed) and write results/<lab>/<run-id>/; TERMLAB_KEEP=1 keeps the objects; -by=script has scripts/<lab>.sh do the actions, -by=you has you type them; -kubeconfig=<file> [-context=<name>] runs on that cluster instead, -nodeaccess lets it start a node pod to ask crictl, and -allownodefaults=<node> lets lab:orphan, lab:stuck and lab:statefulset stop that node's kubelet there (lab:mount: keep a volume busy on it) once it is cordoned and holds only DaemonSet pods and termlab's, -allowclusterfaults lets lab:namespace register an APIService with no backend there (discovery fails for every tenant while it exists); those flags need -kubeconfig; -nowait refuses at once, instead of waiting, while another termlab holds the cluster's run lock (a Lease in the cluster).
 type Lab mg.Namespace
 
 // Finalizer runs lab:finalizer: a finalizer nobody removes, on a real worker and on a kwok fake node.
@@ -84,12 +84,12 @@ func (Lab) Scale(ctx context.Context, nodes, pods, finalizers *int, stageset, li
 }
 
 // Namespace runs lab:namespace: namespaces held by an unavailable APIService, an orphaned custom resource and a claim in use, each found from the namespace's conditions and released the right way.
-func (Lab) Namespace(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, nowait *bool) error {
+func (Lab) Namespace(ctx context.Context, by, kubeconfig, context *string, nodeaccess, allowclusterfaults *bool, nowait *bool) error {
 	panic(handedOver)
 }
 
-// All runs every lab of the registry (labs/registry.go) in order; it takes every lab's flags (-by, -kubeconfig, -context, -nodeaccess, -allownodefaults, -nowait).
-func (Lab) All(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string, nowait *bool) error {
+// All runs every lab of the registry (labs/registry.go) in order; it takes every lab's flags (-by, -kubeconfig, -context, -nodeaccess, -allownodefaults, -allowclusterfaults, -nowait); a lab the cluster cannot carry is skipped and said, and makes the whole partial (exit 4).
+func (Lab) All(ctx context.Context, by, kubeconfig, context *string, nodeaccess *bool, allownodefaults *string, allowclusterfaults, nowait *bool) error {
 	panic(handedOver)
 }
 

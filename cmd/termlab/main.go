@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	// The first Ctrl-C cancels ctx: the node pods are still removed. The
 	// second one ends the process at once.
 	go func() { <-ctx.Done(); stop() }()

@@ -142,9 +142,10 @@ func commandNames(root *cobra.Command) []string {
 // mageFlagNames are the mage targets' flag names (a Go parameter, lowercased)
 // that the binary spells with dashes, as kubectl does.
 var mageFlagNames = map[string]string{
-	"nodeaccess":      "node-access",
-	"allownodefaults": "allow-node-faults",
-	"nowait":          "no-wait",
+	"nodeaccess":         "node-access",
+	"allownodefaults":    "allow-node-faults",
+	"allowclusterfaults": "allow-cluster-faults",
+	"nowait":             "no-wait",
 }
 
 // mageNames lets --nodeaccess mean --node-access, and so on.

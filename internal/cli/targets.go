@@ -25,7 +25,7 @@ func labCommands() []*cobra.Command {
 	for _, def := range labs.All {
 		name := def.Name
 		cmd := repoCommand(def.Title(), "Runs "+def.Title()+": "+def.Summary, nil)
-		addLabFlags(cmd, def.Uses.FaultsANode())
+		addLabFlags(cmd, def.Uses.FaultsANode(), def.Uses.ClusterWide != "")
 		if name == "scale" {
 			cmd.Flags().Int("nodes", 0, "kwok fake nodes (default 100)")
 			cmd.Flags().Int("pods", 0, "pods in the namespace (default 5000)")
@@ -45,20 +45,24 @@ func labCommands() []*cobra.Command {
 	all := repoCommand("lab:all", "Runs every lab of the registry (labs/registry.go) in order", func(ctx context.Context, cmd *cobra.Command) error {
 		return targets.LabAll(ctx, labFlags(cmd))
 	})
-	addLabFlags(all, true)
+	addLabFlags(all, true, true)
 	return append(cmds, all)
 }
 
 // addLabFlags are the lab targets' flags (mage's -by, -kubeconfig, -context,
-// -nodeaccess, -allownodefaults, -nowait, spelt as kubectl would).
-func addLabFlags(cmd *cobra.Command, faults bool) {
+// -nodeaccess, -allownodefaults, -allowclusterfaults, -nowait, spelt as
+// kubectl would).
+func addLabFlags(cmd *cobra.Command, faults, clusterFaults bool) {
 	cmd.Flags().String("by", "", "who does the lab's actions: termlab (default), script (scripts/<lab>.sh) or you")
 	cmd.Flags().String("kubeconfig", "", "run on the cluster of this kubeconfig instead of termlab's own (TERMLAB_KUBECONFIG)")
 	cmd.Flags().String("context", "", "the kubeconfig's context (TERMLAB_CONTEXT; default its current one)")
 	cmd.Flags().Bool("node-access", false, "with --kubeconfig: start node pods to ask the container runtime (TERMLAB_NODE_ACCESS=1)")
 	cmd.Flags().Bool("no-wait", false, "refuse at once, instead of waiting, while another termlab holds the cluster's run lock (a Lease in the cluster)")
 	if faults {
-		cmd.Flags().String("allow-node-faults", "", "with --kubeconfig: the one worker whose kubelet the lab may stop (TERMLAB_ALLOW_NODE_FAULTS)")
+		cmd.Flags().String("allow-node-faults", "", "with --kubeconfig: the one worker whose kubelet the lab may stop, once cordoned and holding only DaemonSet pods and termlab's (TERMLAB_ALLOW_NODE_FAULTS)")
+	}
+	if clusterFaults {
+		cmd.Flags().Bool("allow-cluster-faults", false, "with --kubeconfig: let the lab make a change every tenant feels (lab:namespace: an APIService with no backend fails discovery while it exists) (TERMLAB_ALLOW_CLUSTER_FAULTS=1)")
 	}
 }
 
@@ -66,7 +70,8 @@ func labFlags(cmd *cobra.Command) targets.LabFlags {
 	return targets.LabFlags{
 		By: stringFlag(cmd, "by"), Kubeconfig: stringFlag(cmd, "kubeconfig"), Context: stringFlag(cmd, "context"),
 		NodeAccess: boolFlag(cmd, "node-access"), AllowNodeFaults: stringFlag(cmd, "allow-node-faults"),
-		NoWait: boolFlag(cmd, "no-wait"),
+		AllowClusterFaults: boolFlag(cmd, "allow-cluster-faults"),
+		NoWait:             boolFlag(cmd, "no-wait"),
 	}
 }
 

@@ -41,6 +41,13 @@ type Env struct {
 	// FaultNode, on a cluster reached through a kubeconfig, is the one
 	// worker where a lab may stop the kubelet (-allownodefaults).
 	FaultNode string
+	// ShutNodeAccess, if set, removes the node pods the Env started and
+	// starts no more (nodepod.Access.Shut): an interrupted run calls it
+	// once it has restored what it changed through them.
+	ShutNodeAccess func(context.Context) error
+	// AllowClusterFaults, on a cluster reached through a kubeconfig, lets a
+	// lab make a change every tenant feels (-allowclusterfaults).
+	AllowClusterFaults bool
 
 	// WorkloadImage is the labs' heartbeat image (cmd/heartbeat), loaded on every real node.
 	WorkloadImage string

@@ -38,6 +38,9 @@ func (r *Run) CreatePodEdited(ctx context.Context, manifest string, place Placem
 			pod.Spec.NodeSelector = map[string]string{}
 		}
 		pod.Spec.NodeSelector[corev1.LabelHostname] = place.Node
+		if place.Node == r.Env.FaultNode {
+			pod.Spec.Tolerations = append(pod.Spec.Tolerations, ToleratesCordon)
+		}
 	}
 	if edit != nil {
 		if err := edit(pod); err != nil {

@@ -171,7 +171,31 @@ type Uses struct {
 	// HoldsMount: the lab keeps a pod's volume busy on its worker (a process
 	// there, ended on every exit path; systemd ends it by itself too).
 	HoldsMount bool
+	// ClusterWide names a change the lab makes that every tenant of the
+	// cluster feels while it lasts (lab:namespace: an APIService with no
+	// backend fails discovery, so every namespace deletion in the cluster
+	// waits). On a cluster reached through a kubeconfig the lab runs only
+	// with -allowclusterfaults; "" for none.
+	ClusterWide string
+	// KubeletDownAtMost is the dead-man's switch bound of a lab that stops
+	// a kubelet: the node starts it again by itself this long after the
+	// stop if termlab cannot. On a cluster reached through a kubeconfig it
+	// must stay under DefaultUnreachableToleration.
+	KubeletDownAtMost time.Duration
 }
+
+// ToleratesCordon lets a lab's pod onto the node named for faults on a
+// cluster termlab did not make, which must be cordoned (the fault node
+// guard): the scheduler's NodeUnschedulable filter lets a pod that
+// tolerates this taint onto a cordoned node, as it does DaemonSet pods.
+var ToleratesCordon = corev1.Toleration{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+
+// DefaultUnreachableToleration is the tolerationSeconds the
+// DefaultTolerationSeconds admission plugin gives every pod for the
+// node.kubernetes.io/unreachable taint: a pod on a node whose kubelet stays
+// away longer is evicted by the taint manager. A kubelet termlab stops on a
+// cluster it did not make comes back sooner, even if termlab is killed.
+const DefaultUnreachableToleration = 300 * time.Second
 
 // FaultsANode reports whether the lab changes its worker itself (a kubelet
 // stopped, a mount held): on a cluster reached through a kubeconfig it runs
@@ -234,14 +258,15 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	if def.Uses.ManyPods {
 		defer memoryGuard(opts.Log)()
 	}
-	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP too: a dropped SSH session must clean up like Ctrl-C.
+	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stopSignals()
 	x, err := begin(ctx, env, def, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer x.lock.Release()
-	// On Ctrl-C or SIGTERM the kubelets come back at once, not after the
+	// On Ctrl-C, SIGTERM or SIGHUP the kubelets come back at once, not after the
 	// steps unwind: mage exits five seconds after Ctrl-C.
 	defer context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })()
 	if err := x.setUp(ctx); err != nil {
@@ -321,6 +346,13 @@ func (x *execution) restoreAfterInterrupt(ctx context.Context) {
 	}
 	if err := x.r.releaseMounts(rctx); err != nil {
 		x.log.Warnf("releasing mounts after the interrupt: %v", err)
+	}
+	// The node pods (privileged, the host's root mounted) go now, not after
+	// the cleanup that an exiting mage may never finish.
+	if shut := x.r.Env.ShutNodeAccess; shut != nil {
+		if err := shut(rctx); err != nil {
+			x.log.Warnf("removing the node pods after the interrupt: %v", err)
+		}
 	}
 }
 
@@ -652,8 +684,16 @@ func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
 		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
 	}
-	if def.Uses.FaultsANode() && nodeAccess(env) != evidence.NodeAccessDocker && env.FaultNode == "" {
+	remote := nodeAccess(env) != evidence.NodeAccessDocker
+	if def.Uses.FaultsANode() && remote && env.FaultNode == "" {
 		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Uses.fault())
+	}
+	if def.Uses.ClusterWide != "" && remote && !env.AllowClusterFaults {
+		return fmt.Errorf("the lab %s, which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with -allowclusterfaults (TERMLAB_ALLOW_CLUSTER_FAULTS=1), given by someone who may disturb the whole cluster", def.Uses.ClusterWide)
+	}
+	if def.Uses.StopsKubelet && remote && def.Uses.KubeletDownAtMost >= DefaultUnreachableToleration {
+		return fmt.Errorf("the lab stops a kubelet for up to %s if termlab is killed (its dead-man's switch), not under the %s every pod tolerates an unreachable node by default: on a cluster reached through a kubeconfig that could evict other tenants' pods, so it does not run there",
+			def.Uses.KubeletDownAtMost, DefaultUnreachableToleration)
 	}
 	if len(env.Workers) <= def.Uses.Worker {
 		return fmt.Errorf("the lab needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Uses.Worker+1, len(env.Workers))
@@ -724,8 +764,10 @@ func ExecuteAll(ctx context.Context, env *cluster.Env, opts Options, defs ...Def
 		// Of several labs, one this cluster cannot carry is skipped and said
 		// (lab:all through a kubeconfig); asked for alone, it is an error.
 		if err := canRun(env, def); err != nil && len(defs) > 1 {
+			// A skipped lab leaves its claims unchecked: the whole is partial, never a pass.
 			opts.defaults()
 			opts.Log.Warnf("%s skipped: %v", def.Title(), err)
+			partial.Runs = append(partial.Runs, fmt.Sprintf("%s: skipped: %v", def.Title(), err))
 			continue
 		}
 		s, err := Execute(ctx, env, def, opts)
@@ -767,7 +809,7 @@ type PartialError struct {
 }
 
 func (e *PartialError) Error() string {
-	return "partial: no claim failed, but some were not checked (exit " + fmt.Sprint(ExitPartial) + "):\n" + strings.Join(e.Runs, "\n")
+	return "partial: no claim failed, but some were not checked or labs skipped (exit " + fmt.Sprint(ExitPartial) + "):\n" + strings.Join(e.Runs, "\n")
 }
 
 // ExitStatus is the process's exit code; mage reads it from the error a target returns.

@@ -1,6 +1,9 @@
 package lab
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/manifests/pods"
 )
 
@@ -126,6 +130,16 @@ func TestCanRun(t *testing.T) {
 		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, NeedsNodeAccess: true}, "-nodeaccess"},
 		{own, Uses{Worker: 0, NeedsNodeAccess: true}, ""},
 		{&cluster.Env{Workers: own.Workers[:1]}, Uses{Worker: 1}, "needs 2 schedulable"},
+		// A change every tenant feels: on termlab's own cluster as always,
+		// through a kubeconfig only when asked for by name.
+		{own, Uses{Worker: 0, ClusterWide: "registers an APIService"}, ""},
+		{remote, Uses{Worker: 0, ClusterWide: "registers an APIService"}, "-allowclusterfaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, ClusterWide: "registers an APIService"}, "-allowclusterfaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, AllowClusterFaults: true}, Uses{Worker: 0, ClusterWide: "registers an APIService"}, ""},
+		// A kubelet down longer than pods tolerate an unreachable node: only on termlab's own.
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 345 * time.Second}, "not under the 5m0s"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 295 * time.Second}, ""},
+		{own, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 345 * time.Second}, ""},
 	} {
 		err := canRun(tc.env, Definition{Name: "x", Uses: tc.uses})
 		switch {
@@ -133,6 +147,29 @@ func TestCanRun(t *testing.T) {
 			t.Errorf("%+v: %v", tc.uses, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%+v: %v, want %q", tc.uses, err, tc.want)
+		}
+	}
+}
+
+// lab:all through a kubeconfig skips a lab the cluster cannot carry, says
+// why, and is partial (exit 4) for it: never a pass.
+func TestSkippedLabMakesTheWholePartial(t *testing.T) {
+	remote := &cluster.Env{Workers: []cluster.Node{cluster.NoAccess("w1"), cluster.NoAccess("w2")}, NodeAccess: evidence.NodeAccessPod}
+	defs := []Definition{
+		{Name: "apiservice", Uses: Uses{ClusterWide: "registers an APIService"}},
+		{Name: "kubelet", Uses: Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: time.Minute}},
+	}
+	_, err := ExecuteAll(context.Background(), remote, Options{Log: progress.New(io.Discard)}, defs...)
+	var partial *PartialError
+	if !errors.As(err, &partial) {
+		t.Fatalf("ExecuteAll of two labs the cluster cannot carry: %v, want a PartialError", err)
+	}
+	if partial.ExitStatus() != ExitPartial || len(partial.Runs) != 2 {
+		t.Fatalf("exit %d, runs %q; want %d and both labs named", partial.ExitStatus(), partial.Runs, ExitPartial)
+	}
+	for i, want := range []string{"lab:apiservice: skipped: the lab registers an APIService", "lab:kubelet: skipped: the lab stops a kubelet"} {
+		if !strings.HasPrefix(partial.Runs[i], want) {
+			t.Errorf("run %d: %q, want it to begin %q", i, partial.Runs[i], want)
 		}
 	}
 }

@@ -215,6 +215,9 @@ func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 // cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
 // on every exit path, first thing on an interrupt.
 func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter time.Duration) error {
+	if nodeAccess(r.Env) != evidence.NodeAccessDocker && restoreAfter >= DefaultUnreachableToleration {
+		return fmt.Errorf("stopping the kubelet on %s: its dead-man's switch would start it only after %s, not under the %s every pod tolerates an unreachable node by default; on a cluster reached through a kubeconfig termlab does not risk other tenants' pods (set Uses.KubeletDownAtMost so the lab is refused before it starts)", node, restoreAfter, DefaultUnreachableToleration)
+	}
 	return r.perform(ctx, action{kind: evidence.ActionStopKubelet, target: node.String(), doing: "stopping the kubelet on " + node.String(),
 		equivalent: dockerExec(node, [][]string{kubelet.StopCommand}),
 		request:    nodeRequest{node.String(), [][]string{kubelet.StopCommand}},

@@ -113,6 +113,8 @@ type Access struct {
 	failed map[string]string
 	// stopAlive ends the Lease that keeps the namespace marked in use.
 	stopAlive func()
+	// shut: Shut ran; no node pod starts any more.
+	shut bool
 }
 
 // New returns an Access that creates nothing until a node is asked for.
@@ -145,6 +147,9 @@ func (a *Access) Node(ctx context.Context, name string) (*Node, string) {
 	defer a.mu.Unlock()
 	if n, ok := a.nodes[name]; ok {
 		return n, ""
+	}
+	if a.shut {
+		return nil, "node access was shut when the run was interrupted: no node pod starts any more"
 	}
 	if why, ok := a.failed[name]; ok {
 		return nil, why
@@ -364,6 +369,19 @@ func podProblem(p *corev1.Pod) string {
 		return "no status yet"
 	}
 	return "phase " + string(p.Status.Phase)
+}
+
+// Shut is Close for an interrupted run: the node pods go at once, in the
+// interrupt path itself (mage exits five seconds after Ctrl-C, before the
+// run's own cleanup is done), and no node pod starts afterwards, so what
+// the cleanup still asks of a node fails instead of leaving a new
+// privileged pod behind. Restore what needs the node pods (a kubelet
+// started through the agent) before.
+func (a *Access) Shut(ctx context.Context) error {
+	a.mu.Lock()
+	a.shut = true
+	a.mu.Unlock()
+	return a.Close(ctx)
 }
 
 // Close deletes the namespace with every node pod in it and waits until it is

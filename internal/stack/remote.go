@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -12,13 +13,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/images"
-	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodepod"
@@ -43,36 +44,112 @@ type Remote struct {
 	// (-allownodefaults=<node>). It implies node access, through node pods
 	// whose agent answers over pods/proxy while the kubelet is down.
 	FaultNode string
+	// ClusterFaults lets a lab make a change every tenant of the cluster
+	// feels (-allowclusterfaults): lab:namespace's APIService with no
+	// backend fails discovery, and so every namespace deletion, while it exists.
+	ClusterFaults bool
 }
 
-// RemoteFromEnv reads TERMLAB_KUBECONFIG, TERMLAB_CONTEXT,
-// TERMLAB_NODE_ACCESS and TERMLAB_WORKLOAD_IMAGE; flags, where given, win.
-func RemoteFromEnv(kubeconfig, kubeContext *string, nodeAccess *bool, faultNode *string) Remote {
+// RemoteFlags are the flags that name a cluster reached through a
+// kubeconfig and what termlab may do there; nil is "not given".
+type RemoteFlags struct {
+	Kubeconfig, Context *string
+	NodeAccess          *bool
+	AllowNodeFaults     *string
+	AllowClusterFaults  *bool
+}
+
+// The settings that stand for the flags, read where a flag is not given.
+const (
+	EnvKubeconfig         = "TERMLAB_KUBECONFIG"
+	EnvContext            = "TERMLAB_CONTEXT"
+	EnvNodeAccess         = "TERMLAB_NODE_ACCESS"
+	EnvAllowNodeFaults    = "TERMLAB_ALLOW_NODE_FAULTS"
+	EnvAllowClusterFaults = "TERMLAB_ALLOW_CLUSTER_FAULTS"
+	EnvWorkloadImage      = "TERMLAB_WORKLOAD_IMAGE"
+)
+
+// RemoteFromEnv reads the TERMLAB_* settings of a remote cluster; flags,
+// where given, win. Without a kubeconfig the labs run on termlab's own
+// cluster, where -context, -nodeaccess, -allownodefaults and
+// -allowclusterfaults mean nothing: given there (or left in the
+// environment) they are refused, before anything runs or anything on this
+// host changes, instead of being silently ignored.
+func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 	r := Remote{
-		Kubeconfig:    os.Getenv("TERMLAB_KUBECONFIG"),
-		Context:       os.Getenv("TERMLAB_CONTEXT"),
-		NodeAccess:    os.Getenv("TERMLAB_NODE_ACCESS") != "" && os.Getenv("TERMLAB_NODE_ACCESS") != "0",
-		WorkloadImage: os.Getenv("TERMLAB_WORKLOAD_IMAGE"),
+		Kubeconfig:    os.Getenv(EnvKubeconfig),
+		Context:       os.Getenv(EnvContext),
+		NodeAccess:    envTrue(EnvNodeAccess),
+		WorkloadImage: os.Getenv(EnvWorkloadImage),
+		FaultNode:     os.Getenv(EnvAllowNodeFaults),
+		ClusterFaults: envTrue(EnvAllowClusterFaults),
 	}
-	if kubeconfig != nil && *kubeconfig != "" {
-		r.Kubeconfig = *kubeconfig
+	// What was asked for, flag or setting, to name it in a refusal.
+	var given []string
+	note := func(set bool, flag, env string) {
+		if set {
+			given = append(given, flag+" ("+env+")")
+		}
 	}
-	if kubeContext != nil && *kubeContext != "" {
-		r.Context = *kubeContext
+	note(r.Context != "", "-context", EnvContext)
+	note(os.Getenv(EnvNodeAccess) != "", "-nodeaccess", EnvNodeAccess)
+	note(r.FaultNode != "", "-allownodefaults", EnvAllowNodeFaults)
+	note(os.Getenv(EnvAllowClusterFaults) != "", "-allowclusterfaults", EnvAllowClusterFaults)
+	if f.Kubeconfig != nil && *f.Kubeconfig != "" {
+		r.Kubeconfig = *f.Kubeconfig
 	}
-	if nodeAccess != nil {
-		r.NodeAccess = *nodeAccess
+	if f.Context != nil {
+		given = append(given, "-context")
+		if *f.Context != "" {
+			r.Context = *f.Context
+		}
 	}
-	if v := os.Getenv("TERMLAB_ALLOW_NODE_FAULTS"); v != "" {
-		r.FaultNode = v
+	if f.NodeAccess != nil {
+		given = append(given, "-nodeaccess")
+		r.NodeAccess = *f.NodeAccess
 	}
-	if faultNode != nil && *faultNode != "" {
-		r.FaultNode = *faultNode
+	if f.AllowNodeFaults != nil {
+		given = append(given, "-allownodefaults")
+		if *f.AllowNodeFaults != "" {
+			r.FaultNode = *f.AllowNodeFaults
+		}
+	}
+	if f.AllowClusterFaults != nil {
+		given = append(given, "-allowclusterfaults")
+		r.ClusterFaults = *f.AllowClusterFaults
+	}
+	if given = dedupe(given); r.Kubeconfig == "" && len(given) > 0 {
+		it, them := "it", "it"
+		if len(given) > 1 {
+			it, them = "they", "them"
+		}
+		return Remote{}, fmt.Errorf("%s: only with -kubeconfig=<file> (%s), which runs the lab on that cluster; without it the lab runs on termlab's own cluster, where %s would be ignored. Add -kubeconfig, or leave %s out (a setting: unset it)",
+			strings.Join(given, ", "), EnvKubeconfig, it, them)
 	}
 	if r.FaultNode != "" {
 		r.NodeAccess = true
 	}
-	return r
+	return r, nil
+}
+
+// envTrue is a boolean setting: set and not "0" or "false".
+func envTrue(name string) bool {
+	v := os.Getenv(name)
+	return v != "" && v != "0" && !strings.EqualFold(v, "false")
+}
+
+// dedupe keeps the first of each flag named twice (a flag and its setting).
+func dedupe(given []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range given {
+		name, _, _ := strings.Cut(g, " ")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // RemoteEnv is the lab environment of the cluster the kubeconfig names: its
@@ -106,32 +183,35 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		return nil, noCleanup, fmt.Errorf("building a client for context %q: %w", contextName, err)
 	}
 	done := log.Step(fmt.Sprintf("reading the nodes of %s (context %q of %s)", cfg.Host, contextName, r.Kubeconfig))
-	version, err := client.Discovery().ServerVersion()
+	version, err := serverVersion(ctx, client)
 	if err != nil {
 		done(err)
 		return nil, noCleanup, fmt.Errorf("asking %s for its version (is the cluster reachable with this kubeconfig?): %w", cfg.Host, err)
 	}
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	lctx, cancel := context.WithTimeout(ctx, startCallTimeout)
+	list, err := client.CoreV1().Nodes().List(lctx, metav1.ListOptions{})
+	cancel()
 	done(err)
 	if err != nil {
-		return nil, noCleanup, fmt.Errorf("listing the nodes of %s: %w", cfg.Host, err)
+		return nil, noCleanup, fmt.Errorf("listing the nodes of %s within %s: %w", cfg.Host, startCallTimeout, err)
 	}
 	env := &cluster.Env{
 		// The run lock is per API server: two runs through two kubeconfigs
 		// of one cluster still exclude each other.
-		Name:           lockName(cfg.Host),
-		KubeconfigPath: r.Kubeconfig,
-		RESTConfig:     cfg,
-		Client:         client,
-		WorkloadImage:  r.WorkloadImage,
-		NodeAccess:     evidence.NodeAccessNone,
+		Name:               lockName(cfg.Host),
+		KubeconfigPath:     r.Kubeconfig,
+		RESTConfig:         cfg,
+		Client:             client,
+		WorkloadImage:      r.WorkloadImage,
+		NodeAccess:         evidence.NodeAccessNone,
+		AllowClusterFaults: r.ClusterFaults,
 	}
 	env.Versions.Kubernetes = version.GitVersion
 	env.Versions.NodeImage = "n/a (a cluster reached through " + r.Kubeconfig + ")"
 	if env.WorkloadImage == "" {
 		env.WorkloadImage = images.WorkloadRef
 	}
-	cp, workers := remoteNodes(list.Items)
+	cp, workers := remoteNodes(list.Items, r.FaultNode)
 	var access *nodepod.Access
 	node := func(name string) cluster.Node { return cluster.NoAccess(name) }
 	cleanup := noCleanup
@@ -143,6 +223,7 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		})
 		node = func(name string) cluster.Node { return access.Lazy(name) }
 		cleanup = access.Close
+		env.ShutNodeAccess = access.Shut
 		env.NodeAccess = evidence.NodeAccessPod
 		env.InUse = []string{access.Namespace()}
 	}
@@ -153,7 +234,7 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		env.Workers = append(env.Workers, node(w))
 	}
 	if r.FaultNode != "" {
-		if err := checkFaultNode(ctx, log, env, r.FaultNode); err != nil {
+		if err := checkFaultNode(ctx, log, env, r, list.Items); err != nil {
 			return env, cleanup, err
 		}
 	}
@@ -170,35 +251,35 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 	if r.FaultNode != "" {
 		how += "; node faults allowed on " + r.FaultNode + " only (kubelet control through the pod's agent over pods/proxy, with a dead-man's switch)"
 	}
+	if r.ClusterFaults {
+		how += "; cluster-wide faults allowed (-allowclusterfaults: lab:namespace's APIService fails discovery for every tenant while it exists)"
+	}
 	log.Infof("cluster %s (Kubernetes %s): control plane %q, workers %v, %d kwok fake nodes; %s", cfg.Host, version.GitVersion, cp, workers, len(env.FakeNodes), how)
 	return env, cleanup, nil
 }
 
-// checkFaultNode makes sure a lab can stop and restore the kubelet on the
-// named node: a Ready worker, whose kubelet is the systemd unit "kubelet"
-// answering through the node pod's agent. A managed cluster's nodes fail
-// here (no privileged pods, or no such unit), before anything is stopped.
-func checkFaultNode(ctx context.Context, log *progress.Logger, env *cluster.Env, name string) error {
-	var node cluster.Node
-	for _, w := range env.Workers {
-		if w.String() == name {
-			node = w
-		}
-	}
-	if node == nil {
-		return fmt.Errorf("-allownodefaults=%s: not one of the cluster's Ready, schedulable workers %v", name, workerNames(env.Workers))
-	}
-	done := log.Step("checking that termlab can stop and restore the kubelet on " + name)
-	state, err := kubelet.State(ctx, node)
-	if err == nil && state != "active" {
-		err = fmt.Errorf("systemd says the kubelet unit is %q, not active", state)
-	}
-	done(err)
+// startCallTimeout bounds each API call before a run starts: a server that
+// accepts the connection and never answers must not hang the run (the
+// clients have no overall timeout, for the recorder's long watches).
+const startCallTimeout = 30 * time.Second
+
+// serverVersion asks GET /version within startCallTimeout
+// (Discovery().ServerVersion takes no context).
+func serverVersion(ctx context.Context, client kubernetes.Interface) (*version.Info, error) {
+	ctx, cancel := context.WithTimeout(ctx, startCallTimeout)
+	defer cancel()
+	body, err := client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
-		return fmt.Errorf("-allownodefaults=%s: termlab cannot control this node's kubelet, so it will not stop it (a managed node, or a kubelet that is not the systemd unit \"kubelet\"?): %w", name, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("no answer within %s: %w", startCallTimeout, err)
+		}
+		return nil, err
 	}
-	env.FaultNode = name
-	return nil
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return nil, fmt.Errorf("reading the answer to GET /version: %w", err)
+	}
+	return &info, nil
 }
 
 func workerNames(ws []cluster.Node) []string {
@@ -212,8 +293,9 @@ func workerNames(ws []cluster.Node) []string {
 // remoteNodes picks the control-plane node (the first by name with the
 // role label, "" if the cluster shows none, as managed ones do) and the
 // workers: real nodes that are Ready, schedulable and not control plane,
-// by name.
-func remoteNodes(nodes []corev1.Node) (controlPlane string, workers []string) {
+// by name; and the node named for faults if it is a Ready worker, cordoned
+// or not (a node fault runs only on a cordoned one: checkFaultNode).
+func remoteNodes(nodes []corev1.Node, faultNode string) (controlPlane string, workers []string) {
 	for i := range nodes {
 		n := &nodes[i]
 		if kwok.IsFake(n) {
@@ -225,7 +307,7 @@ func remoteNodes(nodes []corev1.Node) (controlPlane string, workers []string) {
 			}
 			continue
 		}
-		if n.Spec.Unschedulable || !cluster.NodeReady(n) {
+		if (n.Spec.Unschedulable && n.Name != faultNode) || !cluster.NodeReady(n) {
 			continue
 		}
 		workers = append(workers, n.Name)

@@ -90,6 +90,8 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 // -namespace=<ns>, [-kubeconfig=<file>] [-nodeaccess]; the report folder goes
 // under the checkout's results/.
 func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *string, nodeAccess, allNodes, watch *bool) error {
+	ctx, stop := withHangup(ctx)
+	defer stop()
 	var d Diagnosis
 	d.AllNodes = allNodes != nil && *allNodes
 	if watch != nil && *watch {

@@ -30,6 +30,10 @@ type LabFlags struct {
 	// AllowNodeFaults (or TERMLAB_ALLOW_NODE_FAULTS) names the one worker on
 	// which a lab that stops a kubelet may do so, through a kubeconfig.
 	AllowNodeFaults *string
+	// AllowClusterFaults (or TERMLAB_ALLOW_CLUSTER_FAULTS=1) lets a lab make
+	// a change every tenant feels (lab:namespace's APIService), through a
+	// kubeconfig.
+	AllowClusterFaults *bool
 	// NoWait refuses at once, instead of waiting, while another termlab
 	// holds the cluster's run lock.
 	NoWait *bool
@@ -72,11 +76,19 @@ func LabAll(ctx context.Context, f LabFlags) error { return Labs(ctx, f, labs.Al
 // Labs runs the labs in order on the cluster the flags name (termlab's own,
 // brought up if needed, by default), then writes the index of runs.
 func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
+	ctx, stop := withHangup(ctx)
+	defer stop()
 	by, err := lab.ParseBy(deref(f.By))
 	if err != nil {
 		return err
 	}
-	remote := stack.RemoteFromEnv(f.Kubeconfig, f.Context, f.NodeAccess, f.AllowNodeFaults)
+	remote, err := stack.RemoteFromEnv(stack.RemoteFlags{
+		Kubeconfig: f.Kubeconfig, Context: f.Context, NodeAccess: f.NodeAccess,
+		AllowNodeFaults: f.AllowNodeFaults, AllowClusterFaults: f.AllowClusterFaults,
+	})
+	if err != nil {
+		return err
+	}
 	o, err := stack.OptionsFromEnv()
 	if err != nil {
 		return err

@@ -82,7 +82,7 @@ func Soak(ctx context.Context, w io.Writer, f SoakFlags) error {
 	}
 	// Ctrl-C (or SIGTERM) ends the soak: the run in progress cleans up as
 	// lab:<name> does, and soak.md keeps every run finished before.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	log := progress.Default()
 	o, err := stack.OptionsFromEnv()

@@ -106,7 +106,7 @@ var Definition = lab.Definition{
 	Question:  "What keeps a deleted namespace Terminating when no pod in it is stuck — an unavailable APIService, a custom resource whose controller is gone, a claim in use — how does the namespace's own status say which, and does the right release (not stripping the namespace's finalizers) let it go, and how soon?",
 	Summary:   "namespaces held by an unavailable APIService, an orphaned custom resource and a claim in use, each found from the namespace's conditions and released the right way",
 	Predict:   "Three namespaces are deleted: one while an APIService has no backend, one holding a custom resource with a finalizer nobody removes, one whose pod uses a claim. Which ones stay Terminating, what do their conditions say, and what frees each?",
-	Uses:      lab.Uses{Worker: 0, Namespaces: true},
+	Uses:      lab.Uses{Worker: 0, Namespaces: true, ClusterWide: "registers an APIService with no backend (discovery fails for the whole cluster while it exists, and every namespace deletion in it waits)"},
 	Manifests: []string{Manifest},
 	ByHand: []lab.HandStep{
 		{Title: "an APIService with no backend holds a namespace",

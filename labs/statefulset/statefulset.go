@@ -90,8 +90,12 @@ const (
 // KubeletRestoreAfter arms the node's dead-man's switch: the kubelet stays
 // stopped through the NotReady wait, the hold past the deadline, the
 // replacement and the split-brain hold, so the node restarts it by itself
-// only after all of them plus a minute.
-const KubeletRestoreAfter = notReadyWithin + taintWithin + grace + pastDeadline + replacementWithin + splitHold + time.Minute
+// only after all of them plus 10 s (295 s). It stays under the 300 s every
+// pod tolerates an unreachable node by default (lab.DefaultUnreachableToleration),
+// so a killed run evicts no other tenant's pod; the waits are bounds the
+// normal path stays far inside (a passing run keeps the kubelet down about
+// 70 s).
+const KubeletRestoreAfter = notReadyWithin + taintWithin + grace + pastDeadline + replacementWithin + splitHold + 10*time.Second
 
 // Definition is the lab.
 var Definition = lab.Definition{
@@ -99,7 +103,7 @@ var Definition = lab.Definition{
 	Question: "A StatefulSet promises at most one pod per identity. Does it keep that promise while its pod's node is unreachable — and what happens to it after a force delete?",
 	Summary:  "no replacement while the pod is Terminating; after a force delete two processes write under one identity until the old kubelet returns",
 	Predict:  "A StatefulSet pod on a node whose kubelet is down: after an ordinary delete, does the controller start a second ident-0? After a force delete? How many processes write as ident-0, and for how long?",
-	Uses:     lab.Uses{Worker: 1, StopsKubelet: true},
+	Uses:     lab.Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: KubeletRestoreAfter},
 	ByHand: []lab.HandStep{
 		{Title: "the ledger: a Deployment and a Service on the control plane",
 			Do:  []string{"kubectl create -n {ns} -f inputs/objects/service-ledger.sent.yaml -f inputs/objects/deployment-ledger.sent.yaml  # from the run folder: image, placement and run labels filled in"},
@@ -161,7 +165,12 @@ func steps(ctx context.Context, r *lab.Run) error {
 		containerID string
 	)
 	err = r.Step(ctx, fmt.Sprintf("create StatefulSet %s (one replica, preferring %s) and wait for %s to run and write to the ledger", set, r.Env.Workers[1], pod), func(ctx context.Context) error {
-		if err := r.CreateObject(ctx, identSet(r.Env.Workers[1].String(), r.Env.Workers[0].String(), ledgerIP)); err != nil {
+		sts := identSet(r.Env.Workers[1].String(), r.Env.Workers[0].String(), ledgerIP)
+		if r.Env.FaultNode == r.Env.Workers[1].String() {
+			// The node named for faults is cordoned (the fault node guard).
+			sts.Spec.Template.Spec.Tolerations = append(sts.Spec.Template.Spec.Tolerations, lab.ToleratesCordon)
+		}
+		if err := r.CreateObject(ctx, sts); err != nil {
 			return err
 		}
 		if first, err = r.WaitRunning(ctx, pod, readyWithin); err != nil {
