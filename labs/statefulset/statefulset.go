@@ -112,7 +112,7 @@ var Definition = lab.Definition{
 			Do:  []string{"kubectl create -n {ns} -f inputs/objects/statefulset-ident.sent.yaml", "kubectl wait pod/ident-0 -n {ns} --for=condition=Ready --timeout=90s"},
 			See: []string{"kubectl get pod ident-0 -n {ns} -o wide", "kubectl get --raw /api/v1/namespaces/{ns}/services/ledger:8080/proxy/ | tail -3"}},
 		{Title: "stop only the kubelet of ident-0's node",
-			Do:  []string{"docker exec {node} systemd-run --unit=restore-kubelet --on-active=300s --timer-property=AccuracySec=1s systemctl start kubelet  # a safety net", "docker exec {node} systemctl stop kubelet"},
+			Do:  []string{"docker exec {node} systemd-run --unit=restore-kubelet --on-active=295s --timer-property=AccuracySec=1s systemctl start kubelet  # a safety net", "docker exec {node} systemctl stop kubelet"},
 			See: []string{"docker exec {node} systemctl is-active kubelet"}},
 		{Title: "an ordinary delete: the controller waits, no second ident-0", Pod: pod,
 			Do:  []string{"kubectl delete pod ident-0 -n {ns} --wait=false"},
