@@ -417,6 +417,19 @@ func (x *execution) runSteps(ctx context.Context) {
 	}
 	stepCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A lost run lock stops the steps at once: another termlab may be
+	// repairing this run's objects (restarting its kubelet, deleting its
+	// namespace) while they would go on stopping kubelets and tainting.
+	stepCtx, stopForLock := context.WithCancelCause(stepCtx)
+	defer stopForLock(nil)
+	go func() {
+		select {
+		case <-x.lock.Gone():
+			x.log.Warnf("the cluster's run lock was lost: stopping the lab's steps now (%v)", x.lock.Lost())
+			stopForLock(errLockLost)
+		case <-stepCtx.Done():
+		}
+	}()
 	defer func() {
 		if p := recover(); p != nil {
 			x.fail("the lab panicked", fmt.Errorf("%v", p))
@@ -429,12 +442,18 @@ func (x *execution) runSteps(ctx context.Context) {
 		return
 	}
 	if err := x.def.Steps(stepCtx, x.r); err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			err = fmt.Errorf("interrupted: %w", err)
+		case errors.Is(context.Cause(stepCtx), errLockLost):
+			err = fmt.Errorf("stopped, the run lock lost: %w", err)
 		}
 		x.fail("running the steps", err)
 	}
 }
+
+// errLockLost ends the steps of a run whose lock was lost.
+var errLockLost = errors.New("the cluster's run lock was lost")
 
 // finish is the list that always runs after the steps, each with its own
 // bound past an interrupt: cleanup, the evidence sources stopped, the lock's

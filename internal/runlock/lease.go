@@ -75,6 +75,9 @@ type Lock struct {
 	cancel   context.CancelFunc
 	stopped  chan struct{}
 	lostAt   atomic.Pointer[time.Time]
+	// gone is closed when the lock is lost (Gone).
+	gone     chan struct{}
+	loseOnce sync.Once
 	client   kubernetes.Interface
 
 	mu sync.Mutex
@@ -142,7 +145,7 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 		log.Infof("another termlab holds this cluster's run lock (Lease %s): %s; waiting for it (at most %s)", where, holder, Wait)
 	}
 
-	l := &Lock{key: key, identity: identity, stopped: make(chan struct{}), client: client}
+	l := &Lock{key: key, identity: identity, stopped: make(chan struct{}), gone: make(chan struct{}), client: client}
 	// The lock outlives ctx (see above); Release ends it.
 	runCtx, cancel := context.WithCancel(klog.NewContext(context.WithoutCancel(ctx), logr.Discard()))
 	l.cancel = cancel
@@ -270,6 +273,10 @@ func (l *Lock) Lost() error {
 	return nil
 }
 
+// Gone is closed when the lock is lost (Lost says how): a run stops its
+// steps at once, since another termlab may be repairing its objects.
+func (l *Lock) Gone() <-chan struct{} { return l.gone }
+
 // Lapses are the times the lock lapsed and was taken back.
 func (l *Lock) Lapses() []Lapse {
 	l.mu.Lock()
@@ -334,6 +341,7 @@ func (l *Lock) lose() {
 	l.lapsedSince = time.Time{}
 	l.mu.Unlock()
 	l.lostAt.Store(&at)
+	l.loseOnce.Do(func() { close(l.gone) })
 }
 
 // deleteIfFree deletes the Lease when nobody holds it, guarded by its

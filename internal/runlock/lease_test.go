@@ -165,7 +165,17 @@ func TestLeaseLapsesThenTakenBackOrLost(t *testing.T) {
 			down.Store(false)
 			if other {
 				waitFor(t, "the loss", func() bool { err := l.Lost(); return err != nil && strings.Contains(err.Error(), "was lost at") })
+				select {
+				case <-l.Gone():
+				default:
+					t.Error("the lock is lost and Gone() is not closed: the run's steps would go on")
+				}
 				return
+			}
+			select {
+			case <-l.Gone():
+				t.Error("Gone() closed on a lapse the lock was taken back from")
+			default:
 			}
 			waitFor(t, "the lock taken back", func() bool { return l.Lost() == nil })
 			if lapses := l.Lapses(); len(lapses) != 1 || !lapses[0].To.After(lapses[0].From) || !strings.Contains(lapses[0].Why, "does not answer") {
