@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // Node is where node evidence comes from: kind's nodes.Node satisfies it.
@@ -57,7 +58,8 @@ func notFound(o nodeOutput) bool {
 
 // ObserveContainer records what crictl on the node says about the container
 // now: `crictl inspect <id>`, `crictl ps -a -o json` for the run's namespace
-// and `crictl logs <id>`, each saved raw in the current step's folder.
+// and `crictl logs <id>`, each saved in the current step's folder (inspect
+// and ps with the fields internal/redact keeps, the logs raw).
 func (r *Recorder) ObserveContainer(ctx context.Context, node Node, pod, containerID string) (evidence.ContainerObservation, error) {
 	if err := unreachable(node, pod, containerID); err != nil {
 		return evidence.ContainerObservation{}, err
@@ -157,7 +159,8 @@ func fromInspect(o nodeOutput, id string) evidence.ContainerObservation {
 	return obs
 }
 
-// observe runs what was not given (inspect, logs) plus ps, saves all raw, and records the observation.
+// observe runs what was not given (inspect, logs) plus ps, saves them
+// (crictl's answers redacted), and records the observation.
 func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspect, logs *nodeOutput, probes int) (evidence.ContainerObservation, error) {
 	if inspect == nil || inspect.at.IsZero() {
 		o := run(ctx, node, "crictl", "inspect", id)
@@ -205,8 +208,8 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 		}
 		return p
 	}
-	obs.InspectPath = save("crictl-inspect", *inspect)
-	obs.PsPath = save("crictl-ps", ps)
+	obs.InspectPath = save("crictl-inspect", redacted(*inspect, redact.Inspect))
+	obs.PsPath = save("crictl-ps", redacted(ps, redact.Ps))
 	if failedLogs != nil {
 		save("crictl-logs", *failedLogs)
 		obs.LogsPath = save("crictl-logs-followed", *logs)
@@ -222,6 +225,22 @@ func (r *Recorder) observe(ctx context.Context, node Node, pod, id string, inspe
 		return obs, errors.New(obs.Error)
 	}
 	return obs, nil
+}
+
+// redacted is o as it may be saved: crictl's answer with only the fields
+// internal/redact keeps (never the container's environment, mounts or
+// runtime spec), or, when it cannot be read, why it was not kept.
+func redacted(o nodeOutput, keep func([]byte) ([]byte, error)) nodeOutput {
+	if o.err != nil {
+		return o
+	}
+	b, err := keep(o.stdout)
+	if err != nil {
+		o.err = err
+		return o
+	}
+	o.stdout = b
+	return o
 }
 
 func describeObservation(o evidence.ContainerObservation) string {

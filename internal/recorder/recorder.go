@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // Config says what to record and where.
@@ -271,9 +272,11 @@ func (r *Recorder) WaitNamespace(ctx context.Context, name, what string, cond fu
 func (r *Recorder) addPod(typ string, pod *corev1.Pod, at time.Time) {
 	// The object is the recorder's own (decoded from the stream or a LIST):
 	// its type is stamped for the JSON and put back, no copy needed.
+	// Saved without its env values and last-applied configuration
+	// (internal/redact: no copy unless it has either).
 	tm := pod.TypeMeta
 	pod.APIVersion, pod.Kind = "v1", "Pod"
-	raw, err := json.Marshal(pod)
+	raw, err := json.Marshal(redact.Pod(pod))
 	pod.TypeMeta = tm
 	if err != nil {
 		raw = nil

@@ -12,11 +12,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // evidence.Snapshot reads the pod now and saves it in the current step's folder as
 // the YAML `kubectl get pod -o yaml` shows (apiVersion and kind set,
-// managedFields left out). A pod that is gone is recorded as not found; that
+// managedFields, env values and the last-applied configuration left out). A pod that is gone is recorded as not found; that
 // is evidence too.
 func (r *Recorder) Snapshot(ctx context.Context, pod string) (evidence.Snapshot, error) {
 	got, err := r.cfg.Client.CoreV1().Pods(r.cfg.Namespace).Get(ctx, pod, metav1.GetOptions{})
@@ -47,9 +48,11 @@ func (r *Recorder) Snapshot(ctx context.Context, pod string) (evidence.Snapshot,
 	return snap, nil
 }
 
-// KubectlYAML renders a pod as kubectl get -o yaml does, without managedFields.
+// KubectlYAML renders a pod as kubectl get -o yaml does, without
+// managedFields, and without its env values and last-applied configuration
+// (internal/redact).
 func KubectlYAML(pod *corev1.Pod) ([]byte, error) {
-	p := pod.DeepCopy()
+	p := redact.Pod(pod).DeepCopy()
 	p.APIVersion, p.Kind = "v1", "Pod"
 	p.ManagedFields = nil
 	b, err := yaml.Marshal(p)
