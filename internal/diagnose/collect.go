@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // Source is where Collect reads from.
@@ -77,8 +79,10 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 	if err != nil {
 		return c, raw, fmt.Errorf("reading pod %s/%s: %w", namespace, name, err)
 	}
-	c.Pod = pod
-	raw.put(PodFile, pod)
+	// What is saved (raw/pod.json, collected.json) has no env value and no
+	// last-applied configuration; what Collect reads is the pod as it is.
+	c.Pod = redact.Object(pod)
+	raw.put(PodFile, c.Pod)
 
 	if n := pod.Spec.NodeName; n != "" {
 		// Only NotFound says a node or Lease is gone; any other error (these
@@ -88,8 +92,8 @@ func Collect(ctx context.Context, src Source, namespace, name string) (Collected
 		cancel()
 		switch {
 		case err == nil:
-			c.Node = node
-			raw.put(NodeFile, node)
+			c.Node = redact.Object(node)
+			raw.put(NodeFile, c.Node)
 		case apierrors.IsNotFound(err):
 			c.NodeGone = true
 			raw[NodeFile] = errorJSON("reading node "+n, err)
@@ -199,7 +203,12 @@ func allStatuses(p *corev1.Pod) []corev1.ContainerStatus {
 	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 }
 
+// put saves v as JSON under name; an object without what may hold a
+// secret's value (internal/redact).
 func (r Raw) put(name string, v any) {
+	if o, ok := v.(runtime.Object); ok {
+		v = redact.Object(o)
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		b = errorJSON("encoding "+name, err)
@@ -465,8 +474,9 @@ func kubeletState(ctx context.Context, node kubelet.Node) NodeCheck {
 	return nc
 }
 
-// inspectContainer is `crictl inspect <id>` on the node; it returns the raw
-// output (or the failure) for the evidence folder.
+// inspectContainer is `crictl inspect <id>` on the node; it returns the
+// output with the fields internal/redact keeps (never the container's
+// environment), or the failure, for the evidence folder.
 func inspectContainer(ctx context.Context, node kubelet.Node, cc ContainerCheck) (ContainerCheck, []byte) {
 	cc.Command = "crictl inspect " + cc.ID
 	var stdout, stderr bytes.Buffer
@@ -483,14 +493,25 @@ func inspectContainer(ctx context.Context, node kubelet.Node, cc ContainerCheck)
 		cc.Err = fmt.Sprintf("on node %s: %s: %v: %s", node, exec.PrettyCommand("crictl", "inspect", cc.ID), err, strings.TrimSpace(stderr.String()))
 		return cc, []byte(cc.Err + "\n")
 	}
+	saved := kept(stdout.Bytes(), redact.Inspect)
 	in, perr := evidence.ParseInspect(stdout.Bytes())
 	if perr != nil {
 		cc.Err = perr.Error()
-		return cc, stdout.Bytes()
+		return cc, saved
 	}
 	cc.State, cc.ExitCode, cc.PID = in.State, in.ExitCode, in.PID
 	cc.Output = in.State
-	return cc, stdout.Bytes()
+	return cc, saved
+}
+
+// kept is crictl's answer as the report folder keeps it (internal/redact),
+// or why it was not kept.
+func kept(out []byte, keep func([]byte) ([]byte, error)) []byte {
+	b, err := keep(out)
+	if err != nil {
+		return []byte(err.Error() + "\n")
+	}
+	return b
 }
 
 func trimRuntime(id string) string {

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // A pod that no longer exists in the API can still have a container on a
@@ -127,10 +129,10 @@ func collectGone(ctx context.Context, src Source, namespace, name string, raw Ra
 			raw[PsFile(n)] = []byte(s.Err + "\n")
 		} else if list, err := ParsePs(stdout.Bytes()); err != nil {
 			s.Err = err.Error()
-			raw[PsFile(n)] = stdout.Bytes()
+			raw[PsFile(n)] = kept(stdout.Bytes(), redact.Ps)
 		} else {
 			s.Containers, s.Output = list, fmt.Sprintf("%d containers", len(list))
-			raw[PsFile(n)] = stdout.Bytes()
+			raw[PsFile(n)] = kept(stdout.Bytes(), redact.Ps)
 		}
 		s.Kubelet = kubeletState(cctx, node)
 		raw[KubeletFileOf(n)] = s.Kubelet.evidence()

@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/pager"
+
+	"github.com/termlab/termlab/internal/redact"
 )
 
 // NamespaceCollected is everything DecideNamespace reads about one namespace.
@@ -163,8 +165,8 @@ func CollectNamespace(ctx context.Context, src Source, name string) (NamespaceCo
 	if err != nil {
 		return c, raw, fmt.Errorf("reading namespace %s: %w", name, err)
 	}
-	c.Namespace = ns
-	raw.put(NamespaceFile, ns)
+	c.Namespace = redact.Object(ns)
+	raw.put(NamespaceFile, c.Namespace)
 
 	cctx, cancel = context.WithTimeout(ctx, callTimeout)
 	c.Discovery = discoverTypes(cctx, src.Client.Discovery(), &c)
