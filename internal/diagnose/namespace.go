@@ -506,6 +506,9 @@ func RunNamespace(ctx context.Context, src Source, namespace, resultsDir string)
 // every file through the credential scan.
 func WriteNamespace(dir string, r NamespaceReport, raw Raw, pods []PodDiagnosis) (NamespaceSummary, error) {
 	s := NamespaceSummary{NamespaceReport: r}
+	if err := makePrivate(dir); err != nil {
+		return s, err
+	}
 	for _, p := range pods {
 		if p.Err != "" {
 			continue

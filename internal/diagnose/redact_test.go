@@ -172,3 +172,45 @@ func TestGonePodSearchSavesNoSecretValue(t *testing.T) {
 		t.Errorf("%s reads %+v, %v", PsFile(nodeName), list, err)
 	}
 }
+
+// A report folder is private, with every folder and file in it; the
+// folders it lies in (results/diagnose) are made as any other.
+func TestReportFolderIsPrivate(t *testing.T) {
+	results := t.TempDir()
+	dir := filepath.Join(results, "diagnose", "x")
+	pod := Raw{PodFile: []byte(`{"kind":"Pod"}`), ContainerFile("abc"): []byte("{}\n")}
+	if _, err := WriteNamespace(dir, NamespaceReport{}, Raw{NamespaceFile: []byte("{}")}, []PodDiagnosis{{Name: "p", Raw: pod}}); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if want := evidence.PrivateFile; !d.IsDir() && st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, PodDir("p")), filepath.Join(dir, PodDir("p"), "raw")} {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != evidence.PrivateDir {
+			t.Errorf("%s: %v %v, want %v", d, st.Mode().Perm(), err, evidence.PrivateDir)
+		}
+	}
+	// As any folder is: as one made beside it with 0755 (and this umask).
+	other := filepath.Join(results, "other")
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(results, "diagnose"))
+	want, _ := os.Stat(other)
+	if err != nil || st.Mode().Perm() != want.Mode().Perm() {
+		t.Errorf("results/diagnose is %v (%v), want %v", st.Mode().Perm(), err, want.Mode().Perm())
+	}
+}

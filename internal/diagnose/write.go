@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/credscan"
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // Report folder files.
@@ -64,9 +65,10 @@ func scanRaw(raw Raw) (map[string][]byte, []string) {
 	return files, dropped
 }
 
-// writeFiles writes the scanned raw files and the rendered ones into dir.
-// A rendered file quotes the evidence: one that would hold a credential
-// stops the write before anything is written.
+// writeFiles writes the scanned raw files and the rendered ones into dir,
+// a private folder (evidence.PrivateDir). A rendered file quotes the
+// evidence: one that would hold a credential stops the write before
+// anything is written.
 func writeFiles(dir string, files, rendered map[string][]byte) error {
 	for name, b := range rendered {
 		if leaks := credscan.Bytes(name, b); len(leaks) > 0 {
@@ -74,14 +76,32 @@ func writeFiles(dir string, files, rendered map[string][]byte) error {
 		}
 		files[name] = b
 	}
+	if err := makePrivate(dir); err != nil {
+		return err
+	}
 	for name, b := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), evidence.PrivateDir); err != nil {
 			return fmt.Errorf("creating the report folder: %w", err)
 		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		if err := os.WriteFile(p, b, evidence.PrivateFile); err != nil {
 			return fmt.Errorf("writing %s: %w", p, err)
 		}
+	}
+	return nil
+}
+
+// makePrivate creates the report folder dir, readable by its owner alone;
+// its parents (results/diagnose) are made as any folder is.
+func makePrivate(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("creating the report folder: %w", err)
+	}
+	if err := os.MkdirAll(dir, evidence.PrivateDir); err != nil {
+		return fmt.Errorf("creating the report folder: %w", err)
+	}
+	if err := os.Chmod(dir, evidence.PrivateDir); err != nil {
+		return fmt.Errorf("making the report folder private: %w", err)
 	}
 	return nil
 }

@@ -469,7 +469,7 @@ func (r *Run) newActor(def Definition) (actor, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		f, err := os.Create(filepath.Join(r.Dir, "script.log"))
+		f, err := os.OpenFile(filepath.Join(r.Dir, "script.log"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, evidence.PrivateFile)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -66,7 +66,7 @@ func (r *Recorder) followLog(ctx context.Context, node Node, path string, nodes 
 		r.Notef("the API server keeps no audit log at %s on %s (a cluster made before termlab enabled it?): audit.jsonl stays empty (%v)", path, node, err)
 		return nil
 	}
-	f, err := os.Create(filepath.Join(r.cfg.Dir, evidence.AuditFile))
+	f, err := createPrivate(filepath.Join(r.cfg.Dir, evidence.AuditFile))
 	if err != nil {
 		return fmt.Errorf("creating %s: %w", evidence.AuditFile, err)
 	}

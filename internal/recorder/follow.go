@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // logFollower streams `crictl logs -f <id>` from the moment a container is
@@ -45,8 +47,8 @@ func (r *Recorder) followLogsLocked(node Node, pod, id string) {
 		return
 	}
 	f := &logFollower{}
-	if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "containers"), 0o755); err == nil {
-		f.file, _ = os.Create(filepath.Join(r.cfg.Dir, "containers", pod+"-"+short(id)+".log"))
+	if err := os.MkdirAll(filepath.Join(r.cfg.Dir, "containers"), evidence.PrivateDir); err == nil {
+		f.file, _ = createPrivate(filepath.Join(r.cfg.Dir, "containers", pod+"-"+short(id)+".log"))
 	}
 	r.followers[id] = f
 	r.wg.Add(1)

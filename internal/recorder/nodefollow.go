@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // followOnNode runs command on the node for at most within (or until the
@@ -22,10 +24,10 @@ func (r *Recorder) followOnNode(node Node, what, rel, command string, within tim
 	if n, ok := node.(interface{ NoNodeAccess() error }); ok {
 		return fmt.Errorf("%s on %s: %w", what, node.String(), n.NoNodeAccess())
 	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel))), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel))), evidence.PrivateDir); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel)))
+	f, err := createPrivate(filepath.Join(r.cfg.Dir, filepath.FromSlash(rel)))
 	if err != nil {
 		return err
 	}

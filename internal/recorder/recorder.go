@@ -125,6 +125,10 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		r.stream = newPodStream()
 		r.auditTail = &auditTail{}
 	}
+	// The run folder is private whoever made it (evidence.PrivateDir).
+	if err := os.Chmod(cfg.Dir, evidence.PrivateDir); err != nil {
+		return nil, fmt.Errorf("making the run folder private: %w", err)
+	}
 	files := recordedFiles
 	if cfg.EndpointSlices {
 		files = append(append([]string(nil), files...), evidence.EndpointSlicesFile)
@@ -136,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (*Recorder, error) {
 		files = append(append([]string(nil), files...), evidence.ControllersFile)
 	}
 	for _, name := range files {
-		f, err := os.Create(filepath.Join(cfg.Dir, name))
+		f, err := createPrivate(filepath.Join(cfg.Dir, name))
 		if err != nil {
 			r.closeFiles()
 			return nil, fmt.Errorf("creating %s: %w", name, err)
@@ -670,10 +674,16 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), evidence.PrivateFile); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// createPrivate creates (truncates) a file of the run folder, readable by
+// its owner alone.
+func createPrivate(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, evidence.PrivateFile)
 }
 
 // now is the observation clock: wall time in UTC, without the monotonic reading.

@@ -150,3 +150,49 @@ func TestUnreadableInspectIsNotSaved(t *testing.T) {
 		t.Errorf("%s: %s %v", obs.InspectPath, b, err)
 	}
 }
+
+// The run folder is private whoever made it, and so is every file and
+// folder the recorder writes in it.
+func TestRunFolderIsPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Start(context.Background(), Config{Client: fake.NewClientset(testPod()), Namespace: "ns", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := r.BeginStep("look")
+	if _, err := r.Snapshot(context.Background(), "held"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.WriteFile("inputs/pods/held.yaml", []byte("kind: Pod\n")); err != nil {
+		t.Fatal(err)
+	}
+	end(nil)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		want := evidence.PrivateFile
+		if d.IsDir() {
+			want = evidence.PrivateDir
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), want)
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 8 {
+		t.Errorf("walked %d entries: %v", n, err)
+	}
+}

@@ -72,10 +72,10 @@ func (r *Recorder) WriteFile(rel string, content []byte) (string, error) {
 
 func (r *Recorder) writeFileLocked(rel string, content []byte) error {
 	path := filepath.Join(r.cfg.Dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), evidence.PrivateDir); err != nil {
 		return fmt.Errorf("creating the folder for %s: %w", rel, err)
 	}
-	if err := os.WriteFile(path, content, 0o644); err != nil {
+	if err := os.WriteFile(path, content, evidence.PrivateFile); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
 	return nil

@@ -173,7 +173,7 @@ func (r *Recorder) RecordRequests(ctx context.Context, node Node, pod, container
 
 // createIn creates (truncates) a file of the run folder.
 func createIn(dir, name string) (*os.File, error) {
-	f, err := os.Create(filepath.Join(dir, name))
+	f, err := createPrivate(filepath.Join(dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", name, err)
 	}

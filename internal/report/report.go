@@ -121,10 +121,17 @@ func WriteFiles(dir string, files []File) error {
 }
 
 // writeWhole writes the file under a temporary name and renames it: the
-// file is there whole or not at all.
+// file is there whole or not at all. A new file is private
+// (evidence.PrivateFile); one written again keeps its mode (a committed
+// reference run, rendered again, stays as readable as the checkout made it).
 func writeWhole(path string, content []byte) error {
 	tmp := path + ".partial"
-	if err := os.WriteFile(tmp, content, 0o644); err != nil {
+	mode := evidence.PrivateFile
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	os.Remove(tmp) // a leftover keeps its mode: WriteFile's applies to a new file only
+	if err := os.WriteFile(tmp, content, mode); err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/termlab/termlab/internal/evidence"
 )
 
 // A folder whose reports cannot all be written gets no summary.json (what
@@ -34,6 +36,27 @@ func TestWriteFilesSummaryLastAndWhole(t *testing.T) {
 	for _, f := range files {
 		if b, err := os.ReadFile(filepath.Join(ok, f.Name)); err != nil || string(b) != string(f.Content) {
 			t.Errorf("%s: %q, %v", f.Name, b, err)
+		}
+	}
+}
+
+// A run's report files are private; a file written again keeps its mode (a
+// committed reference run rendered again stays as the checkout made it).
+func TestWriteFilesPrivateUnlessThereBefore(t *testing.T) {
+	dir := t.TempDir()
+	kept := filepath.Join(dir, MarkdownFile)
+	if err := os.WriteFile(kept, []byte("# old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFiles(dir, []File{{Name: MarkdownFile, Content: []byte("# run")}, {Name: SummaryFile, Content: []byte("{}")}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]os.FileMode{MarkdownFile: 0o644, SummaryFile: evidence.PrivateFile} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %v", name, st.Mode().Perm(), err, want)
 		}
 	}
 }
