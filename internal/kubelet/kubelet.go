@@ -22,11 +22,12 @@ import (
 // Node is a kind node: kind's nodes.Node satisfies it (the one exec seam).
 type Node = nodeunit.Node
 
-// unitPrefix names the switches' transient units: termlab-restore-kubelet-<run id>.
-const unitPrefix = "termlab-restore-kubelet-"
+// UnitPrefix names the switches' transient units: termlab-restore-kubelet-<run id>.
+// The node agent (internal/nodeagent) stops and arms only units named so.
+const UnitPrefix = "termlab-restore-kubelet-"
 
 // Unit is the name of run's dead-man's switch unit.
-func Unit(runID string) string { return unitPrefix + runID }
+func Unit(runID string) string { return UnitPrefix + runID }
 
 // The commands on the node, as a person types them after `docker exec
 // <node>`. A run arms the switch before it stops the kubelet (whoever stops
@@ -179,7 +180,7 @@ func restoreOn(ctx context.Context, node Node) ([]Repair, error) {
 // armedSwitches lists the switch timers loaded on the node.
 func armedSwitches(ctx context.Context, node Node) ([]string, error) {
 	var out bytes.Buffer
-	cmd := node.CommandContext(ctx, "systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=timer", unitPrefix+"*")
+	cmd := node.CommandContext(ctx, "systemctl", "list-units", "--all", "--plain", "--no-legend", "--type=timer", UnitPrefix+"*")
 	cmd.SetStdout(&out)
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("listing kubelet restore timers on %s: %w", node, err)
@@ -191,7 +192,7 @@ func armedSwitches(ctx context.Context, node Node) ([]string, error) {
 func switchUnits(listUnits string) []string {
 	var units []string
 	for _, line := range strings.Split(listUnits, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], unitPrefix) && strings.HasSuffix(f[0], ".timer") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], UnitPrefix) && strings.HasSuffix(f[0], ".timer") {
 			units = append(units, f[0])
 		}
 	}
