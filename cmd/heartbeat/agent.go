@@ -22,10 +22,10 @@ import (
 // The node pod of a lab that stops a kubelet (internal/nodepod, agent mode)
 // cannot use pods/exec: exec goes through the very kubelet the lab stops.
 // The API server's pods/proxy goes to the pod's IP directly, so this agent,
-// on the node's network, answers while the kubelet is down. It runs only the
-// commands a lab's node evidence and kubelet control need, inside <root>,
-// and only for a caller that knows the token the pod got from its Secret
-// (TERMLAB_AGENT_TOKEN).
+// on the node's network, answers while the kubelet is down. It runs inside
+// <root> only the command shapes termlab sends (nodeagent.Allowed), with an
+// environment of its caller's checked entries only, and only for a caller
+// that knows the token the pod got from its Secret (TERMLAB_AGENT_TOKEN).
 
 // agentMaxSeconds bounds a command (crictl logs -f ends with its container).
 const agentMaxSeconds = 3600
@@ -77,8 +77,12 @@ func agentMux(self, root, token string) *http.ServeMux {
 			http.Error(w, "wrong token", http.StatusForbidden)
 			return
 		}
-		if len(req.Argv) == 0 || !nodeagent.Commands[req.Argv[0]] {
-			http.Error(w, fmt.Sprintf("command %q is not one the agent runs", req.Argv), http.StatusForbidden)
+		if err := nodeagent.Allowed(req.Argv); err != nil {
+			http.Error(w, "refused: "+err.Error(), http.StatusForbidden)
+			return
+		}
+		if err := nodeagent.CheckEnv(req.Env); err != nil {
+			http.Error(w, "refused: "+err.Error(), http.StatusForbidden)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -87,7 +91,10 @@ func agentMux(self, root, token string) *http.ServeMux {
 	return mux
 }
 
-// runAgentCommand runs the request as `heartbeat chroot <root> argv…`.
+// runAgentCommand runs the request as `heartbeat chroot <root> argv…`, its
+// environment the request's entries alone (checked by CheckEnv; chroot
+// adds PATH): nothing of the agent's own, and no env(1) that could take an
+// entry for a command.
 func runAgentCommand(ctx context.Context, self, root string, req nodeagent.Request) nodeagent.Response {
 	secs := req.Seconds
 	if secs <= 0 || secs > agentMaxSeconds {
@@ -95,11 +102,8 @@ func runAgentCommand(ctx context.Context, self, root string, req nodeagent.Reque
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(secs)*time.Second)
 	defer cancel()
-	argv := append([]string{"chroot", root}, req.Argv...)
-	if len(req.Env) > 0 {
-		argv = append([]string{"chroot", root, "env"}, append(req.Env, req.Argv...)...)
-	}
-	cmd := exec.CommandContext(ctx, self, argv...)
+	cmd := exec.CommandContext(ctx, self, append([]string{"chroot", root}, req.Argv...)...)
+	cmd.Env = append([]string{}, req.Env...) // non-nil: nothing inherited
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if req.Stdin != nil {

@@ -1,6 +1,8 @@
 // Package nodeagent is the wire protocol between a node pod's agent
 // (cmd/heartbeat: heartbeat agent) and termlab (internal/nodepod, agent
 // mode): one command per POST /run, through the API server's pods/proxy.
+// It also holds what both sides check: the allow-list of commands
+// (Allowed, allow.go) and the environment (CheckEnv).
 package nodeagent
 
 // Request is one command: its argv, environment and stdin, how long it may
@@ -19,14 +21,6 @@ type Response struct {
 	Stderr []byte `json:"stderr"`
 	Exit   int    `json:"exit"`
 	Error  string `json:"error,omitempty"`
-}
-
-// Commands are the programs the agent runs: what a lab's node evidence
-// (crictl, stat/dd/ls/cat of the audit log, readlink and cat of /proc for a held mount) and kubelet control
-// (systemctl, systemd-run, journalctl) need. Anything else is refused.
-var Commands = map[string]bool{
-	"crictl": true, "systemctl": true, "systemd-run": true, "journalctl": true,
-	"stat": true, "tail": true, "ls": true, "cat": true, "readlink": true, "dd": true,
 }
 
 // TokenEnv is the agent's environment variable holding the token.

@@ -24,9 +24,10 @@ import (
 // it cannot start a kubelet that a lab stopped, nor ask crictl while it is
 // down. The node pod then runs `heartbeat agent` on the node's network, and
 // commands go through the API server's pods/proxy, which connects to the
-// pod's IP itself. The agent runs a fixed list of commands (crictl,
-// systemctl, systemd-run, …) for callers that know the run's token, which
-// reaches the pods through a Secret in the run's namespace.
+// pod's IP itself. The agent runs only the command shapes termlab sends
+// (nodeagent.Allowed, checked here too before anything is sent) for callers
+// that know the run's token, which reaches the pods through a Secret in the
+// run's namespace.
 
 const (
 	agentSecret    = "node-agent"
@@ -91,9 +92,16 @@ func (a *Access) waitAgent(ctx context.Context, n *Node) error {
 	return nil
 }
 
-// runAgent sends the command to the node's agent.
+// runAgent sends the command to the node's agent. A command the agent
+// would refuse fails here, saying why, before anything is sent.
 func (c *cmd) runAgent() error {
 	a := c.node.access
+	if err := nodeagent.Allowed(c.argv); err != nil {
+		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s: the node agent does not run it: %w", c.node.name, err)}
+	}
+	if err := nodeagent.CheckEnv(c.env); err != nil {
+		return &exec.RunError{Command: c.argv, Inner: fmt.Errorf("on node %s: the node agent does not run it: %w", c.node.name, err)}
+	}
 	req := nodeagent.Request{Token: a.agentToken, Argv: c.argv, Env: c.env}
 	if c.stdin != nil {
 		in, err := io.ReadAll(c.stdin)
