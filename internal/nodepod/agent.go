@@ -14,8 +14,6 @@ import (
 
 	"github.com/termlab/termlab/internal/nodeagent"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/exec"
 )
@@ -24,38 +22,25 @@ import (
 // it cannot start a kubelet that a lab stopped, nor ask crictl while it is
 // down. The node pod then runs `heartbeat agent` on the node's network, and
 // commands go through the API server's pods/proxy, which connects to the
-// pod's IP itself. The agent runs only the command shapes termlab sends
-// (nodeagent.Allowed, checked here too before anything is sent) for callers
-// that know the run's token, which reaches the pods through a Secret in the
-// run's namespace.
+// pod's IP itself. The agent listens on that IP only, runs only the command
+// shapes termlab sends (nodeagent.Allowed, checked here too before
+// anything is sent), and only for a caller with the run's token. The token
+// stays in this process's memory: the pods get its SHA-256 in their spec,
+// so nothing in the cluster holds what the agent asks for.
 
 const (
-	agentSecret    = "node-agent"
-	agentTokenKey  = "token"
 	agentPortFirst = 20000
 	agentPortSpan  = 10000
 	// agentReady bounds the wait for a started agent to answer.
 	agentReady = 30 * time.Second
 )
 
-// newAgentSecret picks the agents' port and token.
+// newAgentSecret picks the agents' port and token (24 random bytes).
 func newAgentSecret() (int, string) {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b)
 	p, _ := rand.Int(rand.Reader, big.NewInt(agentPortSpan))
 	return agentPortFirst + int(p.Int64()), hex.EncodeToString(b)
-}
-
-func (a *Access) createAgentSecret(ctx context.Context) error {
-	sec := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: agentSecret, Namespace: a.Namespace(), Labels: map[string]string{RunIDLabel: a.opts.RunID, PurposeLabel: purpose}},
-		StringData: map[string]string{agentTokenKey: a.agentToken},
-	}
-	_, err := a.client.CoreV1().Secrets(a.Namespace()).Create(ctx, sec, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating the node agents' token secret in %s: %w", a.Namespace(), err)
-	}
-	return nil
 }
 
 // mainCommand is the node pod's main process: the agent, or idle.
@@ -70,9 +55,12 @@ func (a *Access) agentEnv() []corev1.EnvVar {
 	if !a.opts.Agent {
 		return nil
 	}
-	return []corev1.EnvVar{{Name: nodeagent.TokenEnv, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: agentSecret}, Key: agentTokenKey,
-	}}}}
+	return []corev1.EnvVar{
+		{Name: nodeagent.TokenHashEnv, Value: nodeagent.TokenHash(a.agentToken)},
+		// With the host's network the pod's IP is the node's: the address
+		// pods/proxy connects to, and the only one the agent listens on.
+		{Name: nodeagent.PodIPEnv, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+	}
 }
 
 // proxyName is the pod and port as pods/proxy names them.

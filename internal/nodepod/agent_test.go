@@ -6,9 +6,43 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/kind/pkg/exec"
+
+	"github.com/termlab/termlab/internal/nodeagent"
 )
+
+// The agent's pod holds the token's hash, never the token, and no Secret
+// is referenced; the agent learns the one address to listen on from the
+// downward API.
+func TestAgentPodHoldsOnlyTheTokensHash(t *testing.T) {
+	a := New(fake.NewClientset(), nil, Options{RunID: "20261203-070000-abcd", Agent: true})
+	pod := a.podFor("w1", WorkloadImage)
+	c := pod.Spec.Containers[0]
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			t.Errorf("env %s comes from a Secret", e.Name)
+		}
+		if strings.Contains(e.Value, a.agentToken) {
+			t.Errorf("env %s holds the token", e.Name)
+		}
+	}
+	if got := env[nodeagent.TokenHashEnv].Value; got != nodeagent.TokenHash(a.agentToken) || len(a.agentToken) < 32 {
+		t.Errorf("%s = %q for a token of %d characters", nodeagent.TokenHashEnv, got, len(a.agentToken))
+	}
+	if ip := env[nodeagent.PodIPEnv].ValueFrom; ip == nil || ip.FieldRef == nil || ip.FieldRef.FieldPath != "status.podIP" {
+		t.Errorf("%s is not the downward API's status.podIP: %+v", nodeagent.PodIPEnv, env[nodeagent.PodIPEnv])
+	}
+	if !pod.Spec.HostNetwork {
+		t.Error("the agent's pod is not on the host's network: pods/proxy would reach it, the node's kubelet-less network would not")
+	}
+	if strings.Contains(strings.Join(c.Command, " "), a.agentToken) {
+		t.Errorf("the command %q holds the token", c.Command)
+	}
+}
 
 // A command the agent would refuse fails before anything is sent (the fake
 // clientset has no REST client: a request would panic), saying why.

@@ -101,7 +101,7 @@ type Access struct {
 	opts   Options
 
 	// agent mode: the port the agents listen on (host network) and the
-	// token they want, kept in a Secret in the namespace.
+	// token they want, kept only here (the pods get its hash).
 	agentPort  int
 	agentToken string
 
@@ -255,11 +255,6 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 			a.opts.Log("namespace %s is not marked in use (%v): a lab run's repair may delete it while it is used", ns.Name, err)
 		} else {
 			a.stopAlive = stop
-		}
-	}
-	if a.opts.Agent {
-		if err := a.createAgentSecret(ctx); err != nil {
-			return err
 		}
 	}
 	a.nsCreated = true
