@@ -43,9 +43,11 @@ type inspectInfo struct {
 	PID       json.RawMessage `json:"pid,omitempty"`
 }
 
-// imageSpec is the image's name alone (CRI's ImageSpec also carries annotations).
+// imageSpec is the image's name: as the runtime resolved it, and as the pod
+// asked for it (CRI's ImageSpec also carries annotations).
 type imageSpec struct {
-	Image json.RawMessage `json:"image,omitempty"`
+	Image              json.RawMessage `json:"image,omitempty"`
+	UserSpecifiedImage json.RawMessage `json:"userSpecifiedImage,omitempty"`
 }
 
 // Inspect keeps of `crictl inspect` output (one object, or an array of

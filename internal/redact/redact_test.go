@@ -3,7 +3,9 @@ package redact_test
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -316,5 +318,61 @@ func TestObject(t *testing.T) {
 	var none *corev1.Node
 	if redact.Object(none) != nil {
 		t.Error("a nil node")
+	}
+}
+
+// Every crictl answer a committed reference run saved (containerd 2's CRI,
+// crictl 1.3x) reads the same once redacted, through the readers of the
+// saved files: evidence.ParseInspect (the recorder's, the claims', the e2e
+// tests') and diagnose.ParsePs; and keeps no environment.
+func TestReferenceRunsCrictlReadTheSame(t *testing.T) {
+	var inspects, pss int
+	err := filepath.WalkDir("../../results/reference", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		base := filepath.Base(path)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case strings.Contains(base, "-crictl-inspect"):
+			inspects++
+			want, werr := evidence.ParseInspect(raw)
+			got, err := redact.Inspect(raw)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				return nil
+			}
+			parsed, perr := evidence.ParseInspect(got)
+			if !reflect.DeepEqual(parsed, want) || (perr == nil) != (werr == nil) {
+				t.Errorf("%s: redacted reads %+v (%v), raw %+v (%v)", path, parsed, perr, want, werr)
+			}
+			for _, field := range []string{`"envs"`, `"env"`, `"runtimeSpec"`, `"mounts"`} {
+				if bytes.Contains(got, []byte(field)) {
+					t.Errorf("%s: redacted keeps %s", path, field)
+				}
+			}
+		case strings.Contains(base, "-crictl-ps"):
+			pss++
+			want, werr := diagnose.ParsePs(raw)
+			got, err := redact.Ps(raw)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				return nil
+			}
+			parsed, perr := diagnose.ParsePs(got)
+			if !reflect.DeepEqual(parsed, want) || (perr == nil) != (werr == nil) {
+				t.Errorf("%s: redacted reads %+v (%v), raw %+v (%v)", path, parsed, perr, want, werr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inspects < 10 || pss < 10 {
+		t.Errorf("read %d inspect and %d ps answers of the reference runs; want the committed ones", inspects, pss)
 	}
 }
