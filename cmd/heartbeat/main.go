@@ -18,7 +18,9 @@
 // `heartbeat ledger` serves the ledger, and a heartbeat with LEDGER_URL set
 // also posts its identity there every LEDGER_EVERY (500ms). For the
 // node-access pod it has `idle` and `chroot` (node.go). For lab:graceful it
-// has `serve`, `sleep` (serve.go) and `client` (client.go).
+// has `serve`, `sleep` (serve.go) and `client` (client.go). For what a lab
+// changes in the cluster (a taint, an APIService) it has `switch`
+// (switch.go), the dead-man's switch that undoes it if termlab is killed.
 package main
 
 import (
@@ -99,6 +101,9 @@ func main() {
 	}
 	if len(os.Args) >= 2 && os.Args[1] == "client" {
 		os.Exit(runClient(os.Args[2:], os.Stdout))
+	}
+	if len(os.Args) == 2 && os.Args[1] == "switch" {
+		os.Exit(runSwitch(os.Getenv))
 	}
 	if len(os.Args) >= 2 && os.Args[1] == "chroot" {
 		os.Exit(chrootExec(os.Args[2:]))

@@ -326,7 +326,7 @@ func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) 
 	}
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
-		Env: env, Log: log, opts: opts,
+		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(),
 	}
 	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
 	if err := os.MkdirAll(r.Dir, 0o755); err != nil {

@@ -21,6 +21,10 @@ var (
 	APIServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 	CRDsGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	pvsGVR         = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
+
+	namespacesGVR          = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	clusterRolesGVR        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	clusterRoleBindingsGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
 )
 
 // removeLeftoverObjects removes the cluster-scoped objects of earlier runs:
@@ -78,6 +82,27 @@ func removeLeftoverObjects(ctx context.Context, env *cluster.Env, currentRunID s
 	}
 	for _, o := range leftovers(pvsGVR) {
 		del(pvsGVR, o)
+	}
+	// Cluster switches of earlier runs (switch.go): a killed run's fires by
+	// itself once this run holds the lock; one that could not run is here.
+	// What it guards, the taint or the APIService, is repaired above.
+	for _, gvr := range []schema.GroupVersionResource{namespacesGVR, clusterRolesGVR, clusterRoleBindingsGVR} {
+		l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: SwitchOfRunLabel + "," + SwitchOfRunLabel + "!=" + currentRunID})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("listing %s of earlier runs' switches: %w", gvr.Resource, err))
+			continue
+		}
+		for _, o := range l.Items {
+			if _, ok := o.GetLabels()[SwitchOfRunLabel]; !ok {
+				continue
+			}
+			err := dyn.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting %s %s of run %s's switch: %w", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel], err))
+				continue
+			}
+			repairs = append(repairs, fmt.Sprintf("%s %s, the switch of run %s, was still there: deleted it", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel]))
+		}
 	}
 	return repairs, errors.Join(errs...)
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
@@ -49,6 +50,10 @@ type Run struct {
 	heldMounts         map[string]cluster.Node // nodes where a process of the run keeps a mount busy
 	taintedNodes       map[string]corev1.Taint
 	restartedInCleanup []cluster.Node
+	// lockHolder is the run lock's holder identity, which the cluster
+	// switches watch; switches are those armed (switch.go).
+	lockHolder string
+	switches   []armedSwitch
 	// actor does the actions while the steps run, when Options.By is not termlab (by.go).
 	actor actor
 }
@@ -327,7 +332,12 @@ func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) er
 		request: apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}},
 		send:    func(ctx context.Context) error { return setTaint(ctx, r.Env.Client, node, taint, r.ID, true) },
 		audit:   &seen,
-		before: func(context.Context) error {
+		before: func(ctx context.Context) error {
+			// Armed first: the taint is not made without its switch, which
+			// removes it if this run is killed (clusterswitch).
+			if err := r.ArmSwitch(ctx, clusterswitch.Undo{Node: node, TaintKey: taint.Key, TaintEffect: string(taint.Effect), TaintedBy: TaintedByAnnotation}); err != nil {
+				return err
+			}
 			r.mu.Lock()
 			if r.taintedNodes == nil {
 				r.taintedNodes = map[string]corev1.Taint{}
@@ -501,6 +511,11 @@ func (r *Run) cleanup(ctx context.Context) error {
 		if err := r.deleteNamespace(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// Last: a switch goes only once what it guards is undone (the lab's own
+	// cleanup of its cluster-wide objects ran with its steps).
+	if err := r.disarmSwitches(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -273,6 +273,10 @@ func (l *Lock) Lost() error {
 	return nil
 }
 
+// Holder is the identity the Lease names while this lock is held (the
+// first taker's, when the lock was taken again in the same process).
+func (l *Lock) Holder() string { return l.identity }
+
 // Gone is closed when the lock is lost (Lost says how): a run stops its
 // steps at once, since another termlab may be repairing its objects.
 func (l *Lock) Gone() <-chan struct{} { return l.gone }

@@ -46,6 +46,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 )
@@ -385,6 +386,11 @@ func (h *held) create(ctx context.Context, kind, path string, obj any, do func()
 
 func (h *held) createAPIService(ctx context.Context, labels map[string]string) error {
 	r := h.r
+	// Its switch first: every tenant's namespace deletion waits while the
+	// APIService exists, so it must go even if termlab is killed.
+	if err := r.ArmSwitch(ctx, clusterswitch.Undo{APIService: APIServiceName(r.ID)}); err != nil {
+		return err
+	}
 	svc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
 		"metadata": map[string]any{"name": APIServiceName(r.ID), "labels": toAny(labels)},
