@@ -25,8 +25,9 @@ import (
 const LastApplied = corev1.LastAppliedConfigAnnotation
 
 // Marker is the annotation a redacted object carries, saying what was taken
-// out: an env entry with a name and nothing else was not empty on the
-// server, and a reader must be able to tell.
+// out: in a redacted object an env entry with a name and nothing else may
+// have had a value, and a reader must be able to tell it from an object
+// whose entry was empty.
 const Marker = "termlab.dev/redacted"
 
 // What the marker says.
