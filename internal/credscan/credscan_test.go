@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDirFindsCredentialsAndNotEvidence(t *testing.T) {
@@ -184,5 +185,18 @@ func TestSecretNamedValues(t *testing.T) {
 func TestSecretNamedReportedOnce(t *testing.T) {
 	if l := Bytes("x", []byte(`SECRET_KEY=a DB_PASSWORD=b GITHUB_TOKEN=c`)); len(l) != 1 {
 		t.Errorf("Bytes = %v, want one leak", l)
+	}
+}
+
+// A line of nothing but a word, as a workload may log, costs a bounded look
+// per place the word is, not a walk to the line's ends from each.
+func TestSecretNamedWordRunIsCheap(t *testing.T) {
+	text := []byte(strings.Repeat("TOKEN", block/5) + "=x\n")
+	start := time.Now()
+	if l := Bytes("x", text); len(l) > 0 {
+		t.Errorf("a run of words is not a name: %v", l)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("scanning %d bytes of one word took %s", len(text), took)
 	}
 }

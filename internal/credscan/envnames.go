@@ -71,14 +71,14 @@ func secretNamedAt(b []byte, i, j int) bool {
 		}
 	}
 	start, end := i, j
-	for start > 0 && in(b[start-1]) {
+	for start > max(i-maxName, 0) && in(b[start-1]) {
 		start--
 	}
-	for end < len(b) && in(b[end]) {
+	for end < min(j+maxName, len(b)) && in(b[end]) {
 		end++
 	}
 	if start > 0 && isIdent(b[start-1]) || end < len(b) && isIdent(b[end]) {
-		return false // part of a longer, mixed-case identifier
+		return false // part of a longer, mixed-case identifier, or no name
 	}
 	name := b[start:end]
 	word := b[i:j]
@@ -103,6 +103,11 @@ func secretNamedAt(b []byte, i, j int) bool {
 	}
 	return false
 }
+
+// maxName is the longest name looked for on each side of its word: a run of
+// identifier characters longer than that (a workload's log can be one) is no
+// variable's name, and a word found in it costs no more than this to judge.
+const maxName = 128
 
 func isUpper(c byte) bool { return 'A' <= c && c <= 'Z' }
 func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
