@@ -329,7 +329,7 @@ func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) 
 		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(),
 	}
 	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
-	if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(r.Dir, evidence.PrivateDir); err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("creating the run folder: %w", err)
 	}
