@@ -33,18 +33,21 @@ import (
 	"github.com/termlab/termlab/labs/stuck"
 )
 
-// TestResultsDiskFull runs lab:force with its results on a full filesystem
-// (a 256 KiB tmpfs). Expected, written down first: the run ends with a clear
-// error naming the full disk; its folder never becomes latest and has no
-// summary.json (nothing a reference or the index could take for a finished
-// run); the cluster is cleaned up as after any run (its namespace deleted).
+// TestResultsDiskFull runs lab:force with its results on a filesystem that
+// fills up once its steps are done (a 1 MiB tmpfs, filled by the test when
+// the last step finishes: a run's own size no longer decides it, since the
+// evidence kept of crictl shrank). Expected, written down first: the run
+// ends with a clear error naming the full disk; its folder never becomes
+// latest and has no summary.json (nothing a reference or the index could
+// take for a finished run); the cluster is cleaned up as after any run (its
+// namespace deleted).
 func TestResultsDiskFull(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
 	own := connect(t)
 	results := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "termlab-full-results", results).CombinedOutput(); err != nil {
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "termlab-full-results", results).CombinedOutput(); err != nil {
 		t.Fatalf("mounting a small tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", results).Run() })
@@ -55,8 +58,32 @@ func TestResultsDiskFull(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	s, err := lab.Execute(ctx, own, def, lab.Options{ResultsDir: results})
+	// The last step of lab:force; once it is done, the disk is full.
+	const lastStep = "wait for the container to stop"
+	filled := false
+	fill := func(e lab.Event) {
+		if e.Kind != lab.StepFinished || e.Step != lastStep || filled {
+			return
+		}
+		filled = true
+		f, err := os.Create(filepath.Join(results, "filler"))
+		if err != nil {
+			t.Errorf("filling the results' disk: %v", err)
+			return
+		}
+		defer f.Close()
+		block := make([]byte, 4096)
+		for {
+			if _, err := f.Write(block); err != nil {
+				return // ENOSPC: full
+			}
+		}
+	}
+	s, err := lab.Execute(ctx, own, def, lab.Options{ResultsDir: results, Events: fill})
 	t.Logf("lab:force with its results on a full disk ended after %s: %v", time.Since(begin).Round(time.Second), err)
+	if !filled {
+		t.Fatalf("the step %q never finished: the disk was not filled (a renamed step?)", lastStep)
+	}
 	if err == nil || !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("want an error naming the full disk, got %v", err)
 	}
