@@ -50,7 +50,7 @@ func checkFaultNode(ctx context.Context, log *progress.Logger, env *cluster.Env,
 		done(err)
 		return fmt.Errorf("-allownodefaults=%s: listing the pods on the node, to be sure no other tenant's is there: %w", name, err)
 	}
-	if refusal := faultNodeRefusal(name, cordoned, podsInTheWay(pods.Items), r); refusal != "" {
+	if refusal := faultNodeRefusal(name, cordoned, PodsInTheWay(pods.Items), r); refusal != "" {
 		done(fmt.Errorf("not termlab's alone"))
 		return fmt.Errorf("%s", refusal)
 	}
@@ -69,12 +69,12 @@ func checkFaultNode(ctx context.Context, log *progress.Logger, env *cluster.Env,
 	return nil
 }
 
-// podsInTheWay are the pods on a node that a node fault could harm: every
+// PodsInTheWay are the pods on a node that a node fault could harm: every
 // one but DaemonSet pods (their controller keeps them on every node, and
 // they are what a drain leaves too), the node's own static pods (mirror
 // pods) and termlab's own (labelled with a run id). Finished pods count:
 // the out-of-service taint deletes them as well.
-func podsInTheWay(pods []corev1.Pod) []corev1.Pod {
+func PodsInTheWay(pods []corev1.Pod) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range pods {
 		if _, ours := p.Labels[lab.RunIDLabel]; ours {

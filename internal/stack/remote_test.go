@@ -91,7 +91,7 @@ func TestPodsInTheWay(t *testing.T) {
 		}),
 	}
 	var got []string
-	for _, p := range podsInTheWay(pods) {
+	for _, p := range PodsInTheWay(pods) {
 		got = append(got, p.Namespace+"/"+p.Name)
 	}
 	if want := "tenant/adopted tenant/bare tenant/db-0 tenant/job-done tenant/web-1"; strings.Join(got, " ") != want {

@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/images"
-	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/stack"
 )
 
 // TestRemoteOnlyFlagsRefusedWithoutKubeconfig: a flag that means something
@@ -133,24 +133,13 @@ func cordonAndDrain(t *testing.T, ctx context.Context, client kubernetes.Interfa
 			t.Errorf("uncordoning %s: %v", node, err)
 		}
 	})
+	// What the guard counts as in the way, asked of the guard itself.
 	inTheWay := func(ctx context.Context) ([]corev1.Pod, error) {
 		list, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String()})
 		if err != nil {
 			return nil, err
 		}
-		var out []corev1.Pod
-		for _, p := range list.Items {
-			_, ours := p.Labels[lab.RunIDLabel]
-			_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
-			ds := false
-			for _, o := range p.OwnerReferences {
-				ds = ds || (o.Kind == "DaemonSet" && o.Controller != nil && *o.Controller)
-			}
-			if !ours && !mirror && !ds {
-				out = append(out, p)
-			}
-		}
-		return out, nil
+		return stack.PodsInTheWay(list.Items), nil
 	}
 	pods, err := inTheWay(ctx)
 	if err != nil {
