@@ -1,12 +1,14 @@
 // Package clusterswitch is the dead-man's switch for what a lab changes in
-// the cluster itself (a node's taint, an APIService): a small pod, armed
+// the cluster itself (a node's taint, an APIService) and for termlab's
+// node pods (privileged, the host's root mounted): a small pod, armed
 // before the change, that undoes it if the run that made it goes away
 // without undoing it (SIGKILL, a lost machine). The run's liveness is the
 // cluster's run lock (the Lease kube-system/termlab-run-lock, renewed every
-// 2 s while the run holds it): when the Lease stops naming the run, or is
+// 2 s while the run holds it), or for node pods the Lease that marks their
+// namespace in use (runlock.KeepAlive): when the Lease stops naming the run, or is
 // not renewed for Spec.StaleAfter by the pod's own clock, the switch fires.
-// It then removes the taint (only while the node's mark names the run) or
-// deletes the APIService, and removes itself: its ClusterRole, its binding
+// It then removes the taint (only while the node's mark names the run),
+// deletes the APIService or the node pods' namespace, and removes itself: its ClusterRole, its binding
 // and its namespace. The normal path disarms it after undoing the change.
 //
 // The kubelet's switch is a systemd timer on the node (internal/kubelet);
@@ -35,7 +37,8 @@ type Spec struct {
 	// identity while it runs (runlock.Identity).
 	RunID  string `json:"runID"`
 	Holder string `json:"holder"`
-	// LeaseNamespace and LeaseName are the run lock's Lease.
+	// LeaseNamespace and LeaseName are the Lease the run renews while it
+	// lives: the run lock's, or the node pods' namespace's alive Lease.
 	LeaseNamespace string `json:"leaseNamespace"`
 	LeaseName      string `json:"leaseName"`
 	// StaleAfter is how long the Lease may go unrenewed (measured by the
@@ -51,7 +54,8 @@ type Spec struct {
 
 // Undo is the change to take back: a taint on a node (removed only while
 // the node's TaintedBy annotation names RunID, so a later run's taint of
-// the same key stays), or an APIService.
+// the same key stays), an APIService, or a namespace of node pods
+// (privileged, the host's root mounted: internal/nodepod).
 type Undo struct {
 	Node        string `json:"node,omitempty"`
 	TaintKey    string `json:"taintKey,omitempty"`
@@ -59,6 +63,8 @@ type Undo struct {
 	// TaintedBy is the node annotation whose value names the run that tainted it.
 	TaintedBy  string `json:"taintedBy,omitempty"`
 	APIService string `json:"apiService,omitempty"`
+	// NodePods is the namespace the node pods run in, deleted with them.
+	NodePods string `json:"nodePods,omitempty"`
 }
 
 // What says in words what the switch undoes.
@@ -68,8 +74,21 @@ func (u Undo) What() string {
 		return fmt.Sprintf("taint %s:%s on node %s", u.TaintKey, u.TaintEffect, u.Node)
 	case u.APIService != "":
 		return "APIService " + u.APIService
+	case u.NodePods != "":
+		return "the node pods in namespace " + u.NodePods
 	}
 	return "nothing"
+}
+
+// kinds counts the changes u names: a switch undoes exactly one.
+func (u Undo) kinds() int {
+	n := 0
+	for _, set := range []bool{u.Node != "", u.APIService != "", u.NodePods != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
 }
 
 // Self names the switch's own objects, which it deletes after firing.
@@ -86,8 +105,10 @@ func (s Spec) Validate() error {
 		return errors.New("the switch needs the run id, the lock holder and the Lease")
 	case s.StaleAfter <= 0 || s.Poll <= 0 || s.Poll >= s.StaleAfter:
 		return fmt.Errorf("the switch needs 0 < poll (%s) < staleAfter (%s)", s.Poll, s.StaleAfter)
-	case (s.Undo.Node == "") == (s.Undo.APIService == ""):
-		return errors.New("the switch undoes one thing: a node's taint or an APIService")
+	case s.Undo.kinds() != 1:
+		return errors.New("the switch undoes one thing: a node's taint, an APIService or the node pods' namespace")
+	case s.Undo.NodePods != "" && s.Undo.NodePods == s.Self.Namespace:
+		return errors.New("the node pods' namespace is not the switch's own: the switch removes its namespace after undoing")
 	case s.Undo.Node != "" && (s.Undo.TaintKey == "" || s.Undo.TaintEffect == "" || s.Undo.TaintedBy == ""):
 		return errors.New("a taint's switch needs the taint's key, effect and the run's mark")
 	case s.Self.Namespace == "" || s.Self.ClusterRole == "" || s.Self.ClusterRoleBinding == "":
@@ -116,6 +137,8 @@ type API interface {
 	RemoveTaint(ctx context.Context, u Undo, runID string) (bool, error)
 	// DeleteAPIService deletes it; gone already is no error.
 	DeleteAPIService(ctx context.Context, name string) error
+	// DeleteNamespace deletes it; gone or going already is no error.
+	DeleteNamespace(ctx context.Context, name string) error
 	// DeleteSelf removes the switch's binding, role and namespace.
 	DeleteSelf(ctx context.Context, self Self) error
 }
@@ -139,14 +162,14 @@ func (w *watcher) look(l Lease, readErr error, now time.Time) (fire bool, why st
 	switch {
 	case readErr != nil:
 	case !l.Found:
-		return true, fmt.Sprintf("the run lock's Lease %s/%s is gone: run %s ended without disarming its switch", w.spec.LeaseNamespace, w.spec.LeaseName, w.spec.RunID)
+		return true, fmt.Sprintf("the Lease %s/%s is gone: run %s ended without disarming its switch", w.spec.LeaseNamespace, w.spec.LeaseName, w.spec.RunID)
 	case l.Holder != w.spec.Holder:
-		return true, fmt.Sprintf("the run lock's Lease names %q, not run %s: the run ended or lost it without disarming its switch", l.Holder, w.spec.RunID)
+		return true, fmt.Sprintf("the Lease %s/%s names %q, not run %s: the run ended or lost it without disarming its switch", w.spec.LeaseNamespace, w.spec.LeaseName, l.Holder, w.spec.RunID)
 	case l.ResourceVersion != w.lastRV:
 		w.lastRV, w.lastSeen = l.ResourceVersion, now
 	}
 	if stale := now.Sub(w.lastSeen); stale >= w.spec.StaleAfter {
-		return true, fmt.Sprintf("the run lock's Lease was not renewed for %s (run %s renews it every 2 s while it runs)", stale.Round(time.Second), w.spec.RunID)
+		return true, fmt.Sprintf("the Lease %s/%s was not renewed for %s (run %s renews it every 2 s while it runs)", w.spec.LeaseNamespace, w.spec.LeaseName, stale.Round(time.Second), w.spec.RunID)
 	}
 	return false, ""
 }
@@ -195,7 +218,12 @@ func fire(ctx context.Context, api API, spec Spec, say func(string)) error {
 			}
 			return err
 		}
-		err := api.DeleteAPIService(ctx, spec.Undo.APIService)
+		var err error
+		if spec.Undo.NodePods != "" {
+			err = api.DeleteNamespace(ctx, spec.Undo.NodePods)
+		} else {
+			err = api.DeleteAPIService(ctx, spec.Undo.APIService)
+		}
 		if err == nil {
 			say("deleted " + spec.Undo.What())
 		}

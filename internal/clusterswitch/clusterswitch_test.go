@@ -121,6 +121,13 @@ func (f *fakeAPI) DeleteAPIService(_ context.Context, name string) error {
 	return nil
 }
 
+func (f *fakeAPI) DeleteNamespace(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "delete namespace "+name)
+	return nil
+}
+
 func (f *fakeAPI) DeleteSelf(_ context.Context, self Self) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -150,6 +157,17 @@ func TestRunUndoesThenRemovesItself(t *testing.T) {
 			t.Errorf("calls: %s", got)
 		}
 	})
+	t.Run("node pods", func(t *testing.T) {
+		s := spec()
+		s.Undo = Undo{NodePods: "termlab-nodes-r1"}
+		api := &fakeAPI{leases: []Lease{held, {}}}
+		if err := Run(context.Background(), api, s, func(string) {}, time.Now); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(api.calls, "; "); got != "delete namespace termlab-nodes-r1; delete self termlab-switch-x-1" {
+			t.Errorf("calls: %s", got)
+		}
+	})
 	t.Run("disarmed while the run holds its lock", func(t *testing.T) {
 		api := &fakeAPI{leases: []Lease{held}}
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -171,6 +189,8 @@ func TestSpecValidate(t *testing.T) {
 		"no holder":         func(s *Spec) { s.Holder = "" },
 		"poll >= stale":     func(s *Spec) { s.Poll = s.StaleAfter },
 		"two undos":         func(s *Spec) { s.Undo.APIService = "x" },
+		"three undos":       func(s *Spec) { s.Undo.APIService, s.Undo.NodePods = "x", "y" },
+		"its own namespace": func(s *Spec) { s.Undo = Undo{NodePods: s.Self.Namespace} },
 		"no undo":           func(s *Spec) { s.Undo = Undo{} },
 		"taint without key": func(s *Spec) { s.Undo.TaintKey = "" },
 		"no self":           func(s *Spec) { s.Self.ClusterRole = "" },

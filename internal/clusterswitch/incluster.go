@@ -197,6 +197,16 @@ func (c *InCluster) DeleteAPIService(ctx context.Context, name string) error {
 	return err
 }
 
+// DeleteNamespace deletes the namespace; gone already, or being deleted
+// (the API server answers 409 Conflict then), is done.
+func (c *InCluster) DeleteNamespace(ctx context.Context, name string) error {
+	err := c.do(ctx, http.MethodDelete, "/api/v1/namespaces/"+url.PathEscape(name), "", nil, nil)
+	if isStatus(err, http.StatusNotFound) || isStatus(err, http.StatusConflict) {
+		return nil
+	}
+	return err
+}
+
 // DeleteSelf deletes the switch's namespace (its pod with it), then its
 // ClusterRole; the binding that grants these deletes is owned by the role
 // (the arming side sets it), so the garbage collector deletes it after the

@@ -1,0 +1,47 @@
+package switcharm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/termlab/termlab/internal/clusterswitch"
+)
+
+// The switch may touch only what it undoes and itself, each by name.
+func TestRulesNameEveryObject(t *testing.T) {
+	for _, tc := range []struct {
+		undo clusterswitch.Undo
+		want string
+	}{
+		{clusterswitch.Undo{Node: "w2", TaintKey: "k", TaintEffect: "NoExecute", TaintedBy: "termlab.dev/tainted-by-run"}, "namespaces/ns clusterroles/cr nodes/w2"},
+		{clusterswitch.Undo{APIService: "v1.x.unavailable.termlab.dev"}, "namespaces/ns clusterroles/cr apiservices/v1.x.unavailable.termlab.dev"},
+		{clusterswitch.Undo{NodePods: "termlab-nodes-x"}, "namespaces/ns,termlab-nodes-x clusterroles/cr"},
+	} {
+		spec := clusterswitch.Spec{LeaseName: "termlab-run-lock", Undo: tc.undo, Self: clusterswitch.Self{Namespace: "ns", ClusterRole: "cr", ClusterRoleBinding: "crb"}}
+		var touched []string
+		for _, r := range Rules(spec) {
+			if len(r.ResourceNames) == 0 {
+				t.Errorf("%s: rule %+v names no object: it would grant every one", tc.undo.What(), r)
+			}
+			for _, v := range r.Verbs {
+				if v == "list" || v == "watch" || v == "create" || v == "*" {
+					t.Errorf("%s: rule %+v grants %s", tc.undo.What(), r, v)
+				}
+			}
+			touched = append(touched, r.Resources[0]+"/"+strings.Join(r.ResourceNames, ","))
+		}
+		if got, want := strings.Join(touched, " "), "leases/termlab-run-lock "+tc.want; got != want {
+			t.Errorf("rules touch %s, want %s", got, want)
+		}
+	}
+}
+
+// A switch's names carry no run id (the run's audit tail keeps what is
+// named with it) and differ by switch.
+func TestName(t *testing.T) {
+	id := "20261207-000000-abcd"
+	a, b := Name(id, 1), Name(id, 2)
+	if a == b || strings.Contains(a, id) || len(a) > 63 || !strings.HasPrefix(a, "termlab-switch-") {
+		t.Errorf("switch names %q, %q for run %s", a, b, id)
+	}
+}
