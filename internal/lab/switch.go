@@ -129,4 +129,3 @@ func (r *Run) undone(ctx context.Context, u clusterswitch.Undo) (bool, error) {
 	}
 	return false, err
 }
-

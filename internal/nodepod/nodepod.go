@@ -38,7 +38,9 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/runlock"
+	"github.com/termlab/termlab/internal/switcharm"
 )
 
 // Labels and names of what Access creates.
@@ -92,6 +94,12 @@ type Options struct {
 	// the API server's pods/proxy instead of pods/exec (agent.go): they then
 	// work while the node's kubelet is stopped. It needs WorkloadImage.
 	Agent bool
+	// SwitchImage, when set, runs the node pods' dead-man's switch
+	// (switch.go): their namespace is deleted SwitchBound after this
+	// process stops renewing its alive Lease. SwitchAvoids names a node it
+	// must not run on (the one whose kubelet a lab stops).
+	SwitchImage  string
+	SwitchAvoids string
 }
 
 // Access opens node pods on demand, one per node, and removes them all on Close.
@@ -113,6 +121,10 @@ type Access struct {
 	failed map[string]string
 	// stopAlive ends the Lease that keeps the namespace marked in use.
 	stopAlive func()
+	// switchSelf names the armed switch's objects, removed by Close;
+	// switchErr is why it could not be armed: then no node pod starts.
+	switchSelf *clusterswitch.Self
+	switchErr  error
 	// shut: Shut ran; no node pod starts any more.
 	shut bool
 }
@@ -230,6 +242,9 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 	if a.nsCreated {
 		return nil
 	}
+	if a.switchErr != nil {
+		return a.switchErr
+	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
 		Name: a.Namespace(),
 		Labels: map[string]string{
@@ -250,11 +265,19 @@ func (a *Access) ensureNamespace(ctx context.Context) error {
 	// The namespace outlives lab runs (a diagnose's, another termlab's):
 	// marked in use, their repair leaves it alone while this process lives.
 	if a.stopAlive == nil {
-		stop, err := runlock.KeepAlive(ctx, a.config, ns.Name, runlock.Identity("node access "+a.opts.RunID))
+		holder := runlock.Identity("node access " + a.opts.RunID)
+		stop, err := runlock.KeepAlive(ctx, a.config, ns.Name, holder)
 		if err != nil {
+			if a.opts.SwitchImage != "" {
+				return fmt.Errorf("marking namespace %s in use, which its dead-man's switch watches: %w", ns.Name, err)
+			}
 			a.opts.Log("namespace %s is not marked in use (%v): a lab run's repair may delete it while it is used", ns.Name, err)
 		} else {
 			a.stopAlive = stop
+			if err := a.armSwitch(ctx, holder); err != nil {
+				a.switchErr = err
+				return err
+			}
 		}
 	}
 	a.nsCreated = true
@@ -410,6 +433,13 @@ func (a *Access) Close(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("namespace %s was deleted but is still terminating (check with: kubectl get namespace %s)", ns, ns)
+	}
+	// Last, once the pods are gone: the switch has nothing left to undo.
+	if a.switchSelf != nil {
+		if err := switcharm.Remove(ctx, a.client, *a.switchSelf); err != nil {
+			return fmt.Errorf("removing the node pods' dead-man's switch: %w", err)
+		}
+		a.switchSelf = nil
 	}
 	a.nsCreated, a.nsSent = false, false
 	a.nodes = map[string]*Node{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/images"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
@@ -101,8 +102,9 @@ func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, c Confi
 		return src, noCleanup, nil
 	}
 	pods := nodepod.New(client, cfg, nodepod.Options{
-		RunID: "diagnose-" + lab.NewRunID(time.Now()),
-		Log:   func(format string, args ...any) { log.Infof(format, args...) },
+		RunID:       "diagnose-" + lab.NewRunID(time.Now()),
+		Log:         func(format string, args ...any) { log.Infof(format, args...) },
+		SwitchImage: images.WorkloadRef,
 	})
 	src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
 		done := log.Step("starting a node pod on " + name)

@@ -220,6 +220,8 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 			RunID: lab.NewRunID(time.Now()),
 			Log:   func(format string, args ...any) { log.Infof(format, args...) },
 			Agent: r.FaultNode != "",
+			// The switch's pod must not be on the node whose kubelet a lab stops.
+			SwitchImage: env.WorkloadImage, SwitchAvoids: r.FaultNode,
 		})
 		node = func(name string) cluster.Node { return access.Lazy(name) }
 		cleanup = access.Close
