@@ -41,7 +41,7 @@ const NeedsNodeAccess = "not checked (needs -node-access): the run could not ask
 // says who sent a request. what names what the claim would read in it.
 func NeedsAuditLog(rec *evidence.Record, what string) string {
 	if rec.NodeAccess == evidence.NodeAccessNone {
-		return "not checked (needs -node-access): the run could not read the API server's audit log on the control plane's node, which says " + what
+		return "not checked (needs -node-access): the run could not read the API server's audit log on the control plane's node (through a kubeconfig: -controlplaneaccess), which says " + what
 	}
 	return "not checked: the run has no audit log, which says " + what
 }

@@ -143,6 +143,7 @@ func commandNames(root *cobra.Command) []string {
 // that the binary spells with dashes, as kubectl does.
 var mageFlagNames = map[string]string{
 	"nodeaccess":         "node-access",
+	"controlplaneaccess": "control-plane-access",
 	"allownodefaults":    "allow-node-faults",
 	"allowclusterfaults": "allow-cluster-faults",
 	"nowait":             "no-wait",

@@ -56,7 +56,8 @@ func addLabFlags(cmd *cobra.Command, faults, clusterFaults bool) {
 	cmd.Flags().String("by", "", "who does the lab's actions: termlab (default), script (scripts/<lab>.sh) or you")
 	cmd.Flags().String("kubeconfig", "", "run on the cluster of this kubeconfig instead of termlab's own (TERMLAB_KUBECONFIG)")
 	cmd.Flags().String("context", "", "the kubeconfig's context (TERMLAB_CONTEXT; default its current one)")
-	cmd.Flags().Bool("node-access", false, "with --kubeconfig: start node pods to ask the container runtime (TERMLAB_NODE_ACCESS=1)")
+	cmd.Flags().Bool("node-access", false, "with --kubeconfig: start node pods on workers to ask the container runtime (TERMLAB_NODE_ACCESS=1)")
+	cmd.Flags().Bool("control-plane-access", false, "with --kubeconfig: node pods on the control plane too, whose disk holds the cluster's CA and etcd keys, to read the API server's audit log (TERMLAB_CONTROL_PLANE_ACCESS=1)")
 	cmd.Flags().Bool("no-wait", false, "refuse at once, instead of waiting, while another termlab holds the cluster's run lock (a Lease in the cluster)")
 	if faults {
 		cmd.Flags().String("allow-node-faults", "", "with --kubeconfig: the one worker whose kubelet the lab may stop, once cordoned and holding only DaemonSet pods and termlab's (TERMLAB_ALLOW_NODE_FAULTS)")
@@ -69,7 +70,7 @@ func addLabFlags(cmd *cobra.Command, faults, clusterFaults bool) {
 func labFlags(cmd *cobra.Command) targets.LabFlags {
 	return targets.LabFlags{
 		By: stringFlag(cmd, "by"), Kubeconfig: stringFlag(cmd, "kubeconfig"), Context: stringFlag(cmd, "context"),
-		NodeAccess: boolFlag(cmd, "node-access"), AllowNodeFaults: stringFlag(cmd, "allow-node-faults"),
+		NodeAccess: boolFlag(cmd, "node-access"), ControlPlaneAccess: boolFlag(cmd, "control-plane-access"), AllowNodeFaults: stringFlag(cmd, "allow-node-faults"),
 		AllowClusterFaults: boolFlag(cmd, "allow-cluster-faults"),
 		NoWait:             boolFlag(cmd, "no-wait"),
 	}

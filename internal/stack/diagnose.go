@@ -106,7 +106,11 @@ func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, c Confi
 		Log:         func(format string, args ...any) { log.Infof(format, args...) },
 		SwitchImage: images.WorkloadRef,
 	})
+	controlPlane := envTrue(EnvControlPlaneAccess)
 	src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
+		if !controlPlane && isControlPlane(ctx, client, name) {
+			return nil, fmt.Sprintf("node %s is a control-plane node, whose disk holds the cluster's CA and etcd keys: termlab starts a privileged pod there only with %s=1", name, EnvControlPlaneAccess)
+		}
 		done := log.Step("starting a node pod on " + name)
 		n, why := pods.Node(ctx, name)
 		if n == nil {
@@ -162,6 +166,17 @@ func realNodes(ctx context.Context, client kubernetes.Interface) []string {
 		}
 	}
 	return out
+}
+
+// isControlPlane says whether the node has the control-plane role (an
+// unreadable node is not taken for one: opening its pod fails on its own).
+func isControlPlane(ctx context.Context, client kubernetes.Interface, name string) bool {
+	n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	_, ok := n.Labels["node-role.kubernetes.io/control-plane"]
+	return ok
 }
 
 // KindNodeAccess gives diagnose the kind node containers by node name; any

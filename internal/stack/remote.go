@@ -37,6 +37,12 @@ type Remote struct {
 	// ask its container runtime (internal/nodepod); without it the claims
 	// resting on the node are not checked.
 	NodeAccess bool
+	// ControlPlaneAccess lets node access reach the control-plane nodes too
+	// (-controlplaneaccess), whose disks hold the cluster's CA and etcd
+	// keys: there termlab reads only the API server's audit log. Without it
+	// node pods go on workers only, and the claims that rest on the audit
+	// log are not checked. It implies NodeAccess.
+	ControlPlaneAccess bool
 	// WorkloadImage is the labs' image as the cluster's nodes can pull it
 	// (default: termlab's own, which only termlab's kind nodes have).
 	WorkloadImage string
@@ -55,6 +61,7 @@ type Remote struct {
 type RemoteFlags struct {
 	Kubeconfig, Context *string
 	NodeAccess          *bool
+	ControlPlaneAccess  *bool
 	AllowNodeFaults     *string
 	AllowClusterFaults  *bool
 }
@@ -64,6 +71,7 @@ const (
 	EnvKubeconfig         = "TERMLAB_KUBECONFIG"
 	EnvContext            = "TERMLAB_CONTEXT"
 	EnvNodeAccess         = "TERMLAB_NODE_ACCESS"
+	EnvControlPlaneAccess = "TERMLAB_CONTROL_PLANE_ACCESS"
 	EnvAllowNodeFaults    = "TERMLAB_ALLOW_NODE_FAULTS"
 	EnvAllowClusterFaults = "TERMLAB_ALLOW_CLUSTER_FAULTS"
 	EnvWorkloadImage      = "TERMLAB_WORKLOAD_IMAGE"
@@ -77,12 +85,13 @@ const (
 // host changes, instead of being silently ignored.
 func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 	r := Remote{
-		Kubeconfig:    os.Getenv(EnvKubeconfig),
-		Context:       os.Getenv(EnvContext),
-		NodeAccess:    envTrue(EnvNodeAccess),
-		WorkloadImage: os.Getenv(EnvWorkloadImage),
-		FaultNode:     os.Getenv(EnvAllowNodeFaults),
-		ClusterFaults: envTrue(EnvAllowClusterFaults),
+		Kubeconfig:         os.Getenv(EnvKubeconfig),
+		Context:            os.Getenv(EnvContext),
+		NodeAccess:         envTrue(EnvNodeAccess),
+		ControlPlaneAccess: envTrue(EnvControlPlaneAccess),
+		WorkloadImage:      os.Getenv(EnvWorkloadImage),
+		FaultNode:          os.Getenv(EnvAllowNodeFaults),
+		ClusterFaults:      envTrue(EnvAllowClusterFaults),
 	}
 	// What was asked for, flag or setting, to name it in a refusal.
 	var given []string
@@ -93,6 +102,7 @@ func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 	}
 	note(r.Context != "", "-context", EnvContext)
 	note(os.Getenv(EnvNodeAccess) != "", "-nodeaccess", EnvNodeAccess)
+	note(os.Getenv(EnvControlPlaneAccess) != "", "-controlplaneaccess", EnvControlPlaneAccess)
 	note(r.FaultNode != "", "-allownodefaults", EnvAllowNodeFaults)
 	note(os.Getenv(EnvAllowClusterFaults) != "", "-allowclusterfaults", EnvAllowClusterFaults)
 	if f.Kubeconfig != nil && *f.Kubeconfig != "" {
@@ -107,6 +117,10 @@ func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 	if f.NodeAccess != nil {
 		given = append(given, "-nodeaccess")
 		r.NodeAccess = *f.NodeAccess
+	}
+	if f.ControlPlaneAccess != nil {
+		given = append(given, "-controlplaneaccess")
+		r.ControlPlaneAccess = *f.ControlPlaneAccess
 	}
 	if f.AllowNodeFaults != nil {
 		given = append(given, "-allownodefaults")
@@ -126,7 +140,7 @@ func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 		return Remote{}, fmt.Errorf("%s: only with -kubeconfig=<file> (%s), which runs the lab on that cluster; without it the lab runs on termlab's own cluster, where %s would be ignored. Add -kubeconfig, or leave %s out (a setting: unset it)",
 			strings.Join(given, ", "), EnvKubeconfig, it, them)
 	}
-	if r.FaultNode != "" {
+	if r.FaultNode != "" || r.ControlPlaneAccess {
 		r.NodeAccess = true
 	}
 	return r, nil
@@ -229,8 +243,13 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		env.NodeAccess = evidence.NodeAccessPod
 		env.InUse = []string{access.Namespace()}
 	}
-	if cp != "" {
+	switch {
+	case cp != "" && r.ControlPlaneAccess:
 		env.ControlPlane = node(cp)
+	case cp != "":
+		// The control plane's disk holds the CA and etcd's keys: a node pod
+		// goes there only when asked for by name.
+		env.ControlPlane = cluster.NoAccess(cp)
 	}
 	for _, w := range workers {
 		env.Workers = append(env.Workers, node(w))
@@ -248,7 +267,10 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 	}
 	how := "no node access: claims resting on a node's container runtime are not checked (-nodeaccess starts a node pod)"
 	if r.NodeAccess {
-		how = "node access through short-lived privileged pods in namespace " + access.Namespace()
+		how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", on workers only (the audit log on the control plane is not read: -controlplaneaccess)"
+		if r.ControlPlaneAccess {
+			how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", the control plane's included (-controlplaneaccess: its audit log)"
+		}
 	}
 	if r.FaultNode != "" {
 		how += "; node faults allowed on " + r.FaultNode + " only (kubelet control through the pod's agent over pods/proxy, with a dead-man's switch)"

@@ -13,7 +13,7 @@ func ptr[T any](v T) *T { return &v }
 // Flags that only mean something with a kubeconfig are refused without
 // one, flag or setting, before anything runs; with one they apply.
 func TestRemoteFlagsNeedAKubeconfig(t *testing.T) {
-	for _, name := range []string{EnvKubeconfig, EnvContext, EnvNodeAccess, EnvAllowNodeFaults, EnvAllowClusterFaults, EnvWorkloadImage} {
+	for _, name := range []string{EnvKubeconfig, EnvContext, EnvNodeAccess, EnvControlPlaneAccess, EnvAllowNodeFaults, EnvAllowClusterFaults, EnvWorkloadImage} {
 		t.Setenv(name, "")
 	}
 	for _, tc := range []struct {
@@ -28,6 +28,8 @@ func TestRemoteFlagsNeedAKubeconfig(t *testing.T) {
 		{"-context", nil, RemoteFlags{Context: ptr("prod")}, "-context: only with -kubeconfig"},
 		{"-allownodefaults", nil, RemoteFlags{AllowNodeFaults: ptr("w1")}, "-allownodefaults: only with"},
 		{"-allowclusterfaults", nil, RemoteFlags{AllowClusterFaults: ptr(true)}, "-allowclusterfaults: only with"},
+		{"-controlplaneaccess", nil, RemoteFlags{ControlPlaneAccess: ptr(true)}, "-controlplaneaccess: only with"},
+		{"a leftover control-plane setting", map[string]string{EnvControlPlaneAccess: "1"}, RemoteFlags{}, "-controlplaneaccess (TERMLAB_CONTROL_PLANE_ACCESS): only with"},
 		{"a leftover setting", map[string]string{EnvAllowNodeFaults: "w1"}, RemoteFlags{}, "-allownodefaults (TERMLAB_ALLOW_NODE_FAULTS): only with"},
 		{"two at once", map[string]string{EnvNodeAccess: "1"}, RemoteFlags{NodeAccess: ptr(true), Context: ptr("c")}, "-nodeaccess (TERMLAB_NODE_ACCESS), -context: only with -kubeconfig=<file> (TERMLAB_KUBECONFIG), which runs the lab on that cluster; without it the lab runs on termlab's own cluster, where they would be ignored. Add -kubeconfig, or leave them out"},
 		{"with -kubeconfig", nil, RemoteFlags{Kubeconfig: ptr("k"), NodeAccess: ptr(true), AllowNodeFaults: ptr("w1"), AllowClusterFaults: ptr(true)}, ""},
@@ -48,6 +50,16 @@ func TestRemoteFlagsNeedAKubeconfig(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the control plane is its own opt-in", func(t *testing.T) {
+		r, err := RemoteFromEnv(RemoteFlags{Kubeconfig: ptr("k"), NodeAccess: ptr(true)})
+		if err != nil || !r.NodeAccess || r.ControlPlaneAccess {
+			t.Errorf("-nodeaccess alone: %+v, %v; want node access without the control plane", r, err)
+		}
+		r, err = RemoteFromEnv(RemoteFlags{Kubeconfig: ptr("k"), ControlPlaneAccess: ptr(true)})
+		if err != nil || !r.NodeAccess || !r.ControlPlaneAccess {
+			t.Errorf("-controlplaneaccess: %+v, %v; want node access it implies, the control plane's included", r, err)
+		}
+	})
 	t.Run("what applies with a kubeconfig", func(t *testing.T) {
 		t.Setenv(EnvAllowNodeFaults, "from-env")
 		r, err := RemoteFromEnv(RemoteFlags{Kubeconfig: ptr("k"), AllowNodeFaults: ptr("w1"), AllowClusterFaults: ptr(true)})

@@ -27,6 +27,9 @@ type LabFlags struct {
 	Kubeconfig, Context *string
 	// NodeAccess (or TERMLAB_NODE_ACCESS=1) lets the lab start node pods there.
 	NodeAccess *bool
+	// ControlPlaneAccess (or TERMLAB_CONTROL_PLANE_ACCESS=1) lets node access
+	// reach the control plane's node too, for the API server's audit log.
+	ControlPlaneAccess *bool
 	// AllowNodeFaults (or TERMLAB_ALLOW_NODE_FAULTS) names the one worker on
 	// which a lab that stops a kubelet may do so, through a kubeconfig.
 	AllowNodeFaults *string
@@ -83,7 +86,7 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 		return err
 	}
 	remote, err := stack.RemoteFromEnv(stack.RemoteFlags{
-		Kubeconfig: f.Kubeconfig, Context: f.Context, NodeAccess: f.NodeAccess,
+		Kubeconfig: f.Kubeconfig, Context: f.Context, NodeAccess: f.NodeAccess, ControlPlaneAccess: f.ControlPlaneAccess,
 		AllowNodeFaults: f.AllowNodeFaults, AllowClusterFaults: f.AllowClusterFaults,
 	})
 	if err != nil {

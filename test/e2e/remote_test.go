@@ -44,7 +44,7 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 		t.Run(fmt.Sprintf("nodeaccess=%v", access), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
-			env, cleanup, err := stack.RemoteEnv(ctx, progress.Default(), stack.Remote{Kubeconfig: own.KubeconfigPath, NodeAccess: access})
+			env, cleanup, err := stack.RemoteEnv(ctx, progress.Default(), stack.Remote{Kubeconfig: own.KubeconfigPath, NodeAccess: access, ControlPlaneAccess: access})
 			defer func() {
 				if err := cleanup(context.Background()); err != nil {
 					t.Errorf("removing the node pods: %v", err)
@@ -57,6 +57,20 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 			for _, n := range append([]cluster.Node{env.ControlPlane}, env.Workers...) {
 				if _, kind := n.(nodes.Node); kind {
 					t.Fatalf("node %s is reached through docker: the kubeconfig path must not", n)
+				}
+			}
+			if access {
+				// Node access alone stays off the control plane (the CA's and
+				// etcd's keys on its disk): that takes -controlplaneaccess.
+				workersOnly, closeWorkersOnly, err := stack.RemoteEnv(ctx, progress.Default(), stack.Remote{Kubeconfig: own.KubeconfigPath, NodeAccess: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, none := workersOnly.ControlPlane.(interface{ NoNodeAccess() error }); !none {
+					t.Errorf("-nodeaccess without -controlplaneaccess reaches the control plane %s (%T)", workersOnly.ControlPlane, workersOnly.ControlPlane)
+				}
+				if err := closeWorkersOnly(ctx); err != nil {
+					t.Error(err)
 				}
 			}
 			if len(env.Workers) != len(own.Workers) || len(env.FakeNodes) == 0 {

@@ -70,7 +70,7 @@ func TestTwoTermlabsTakeTurns(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	runs := []*labProcess{here, startLab(ctx, t, "clone", other, cloneEnv, "lab:finalizer", "-kubeconfig="+own.KubeconfigPath, "-nodeaccess")}
+	runs := []*labProcess{here, startLab(ctx, t, "clone", other, cloneEnv, "lab:finalizer", "-kubeconfig="+own.KubeconfigPath, "-nodeaccess", "-controlplaneaccess")}
 	for _, r := range runs {
 		<-r.done
 	}
