@@ -62,8 +62,11 @@ const (
 const (
 	// WorkloadImage is termlab's own image (cmd/heartbeat: idle and chroot).
 	WorkloadImage = "termlab.local/heartbeat:v1"
-	// PublicImage is used when the node does not have WorkloadImage.
-	PublicImage = "docker.io/library/busybox:1.37"
+	// PublicImage is used when the node does not have WorkloadImage: pinned
+	// by the digest of busybox 1.37's multi-platform index, so a privileged
+	// pod with the host's root never runs whatever the tag points at later
+	// (the tag stays for the reader; the runtime pulls by the digest).
+	PublicImage = "docker.io/library/busybox:1.37@sha256:9db7b59979c38555a39def84a31fb98b5296952f9e3afd4f6f11f05b07adfab0"
 )
 
 // Defaults for Options.

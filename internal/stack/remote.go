@@ -262,6 +262,9 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 	if err := describeKwok(ctx, env); err != nil {
 		log.Infof("no kwok on this cluster (%v): labs with fake nodes cannot run here", err)
 	}
+	if r.WorkloadImage != "" && !strings.Contains(r.WorkloadImage, "@sha256:") {
+		log.Warnf("%s=%s is pulled by its tag: what runs is whatever the tag names at each pull; pin it by digest (<image>@sha256:<digest>) so every run, and every node, runs the same image", EnvWorkloadImage, r.WorkloadImage)
+	}
 	if missing := withoutImage(list.Items, workers, env.WorkloadImage); len(missing) > 0 && r.WorkloadImage == "" {
 		log.Warnf("nodes %s do not have the workload image %s (termlab loads it only onto its own kind cluster): a lab pod there will not start; push the image (built by `go tool mage images`) to a registry the cluster pulls from and set TERMLAB_WORKLOAD_IMAGE", strings.Join(missing, ", "), env.WorkloadImage)
 	}
