@@ -40,6 +40,7 @@ import (
 // test): the audit log and crictl read through node pods decide the claims.
 func TestLabsThroughKubeconfig(t *testing.T) {
 	own := connect(t)
+	planted := plantTenantSecrets(t, own)
 	for _, access := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nodeaccess=%v", access), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -131,6 +132,7 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 				if !access && def.Name != "scale" && notChecked == 0 {
 					t.Errorf("%s without node access: no claim was reported not checked", def.Title())
 				}
+				checkNoPlanted(t, s.Dir, planted)
 				rec, err := evidence.Load(s.Dir)
 				if err != nil {
 					t.Fatal(err)
