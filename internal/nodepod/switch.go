@@ -2,11 +2,13 @@ package nodepod
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/runlock"
@@ -89,4 +91,36 @@ func ready(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// RemoveLeftoverSwitches deletes the node pods' switches whose node access
+// is no longer alive (its namespace's Lease lapsed or gone): a switch whose
+// pod ran has fired and removed itself; these are those a termlab killed
+// while arming left. A live node access's switch (another termlab's
+// diagnose) is left alone.
+func RemoveLeftoverSwitches(ctx context.Context, c kubernetes.Interface) ([]string, error) {
+	list, err := c.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: SwitchLabel})
+	if err != nil {
+		return nil, fmt.Errorf("listing the node pods' switches: %w", err)
+	}
+	var repairs []string
+	var errs []error
+	for _, ns := range list.Items {
+		run := ns.Labels[SwitchLabel]
+		holder, err := runlock.AliveHolder(ctx, c, NamespacePrefix+run)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if holder != "" {
+			continue
+		}
+		self := clusterswitch.Self{Namespace: ns.Name, ClusterRole: ns.Name, ClusterRoleBinding: ns.Name}
+		if err := switcharm.Remove(ctx, c, self); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		repairs = append(repairs, fmt.Sprintf("the node pods' switch %s of node access %s (no longer alive) was still there: deleted it", ns.Name, run))
+	}
+	return repairs, errors.Join(errs...)
 }
