@@ -20,7 +20,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -189,13 +188,6 @@ type Uses struct {
 // guard): the scheduler's NodeUnschedulable filter lets a pod that
 // tolerates this taint onto a cordoned node, as it does DaemonSet pods.
 var ToleratesCordon = corev1.Toleration{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-
-// DefaultUnreachableToleration is the tolerationSeconds the
-// DefaultTolerationSeconds admission plugin gives every pod for the
-// node.kubernetes.io/unreachable taint: a pod on a node whose kubelet stays
-// away longer is evicted by the taint manager. A kubelet termlab stops on a
-// cluster it did not make comes back sooner, even if termlab is killed.
-const DefaultUnreachableToleration = 300 * time.Second
 
 // FaultsANode reports whether the lab changes its worker itself (a kubelet
 // stopped, a mount held): on a cluster reached through a kubeconfig it runs
@@ -745,31 +737,12 @@ func withFaultNode(env *cluster.Env, def Definition) *cluster.Env {
 	return &c
 }
 
-// namespaceSelector selects the run's namespaces, for a lab that makes its own.
-func namespaceSelector(def Definition, id string) string {
-	if !def.Uses.Namespaces {
-		return ""
-	}
-	return RunIDLabel + "=" + id
-}
-
 func workerNames(env *cluster.Env) []string {
 	var out []string
 	for _, w := range env.Workers {
 		out = append(out, w.String())
 	}
 	return out
-}
-
-func (r *Run) createNamespace(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   r.Namespace,
-		Labels: map[string]string{RunIDLabel: r.ID, LabLabel: r.Lab},
-	}}
-	if _, err := r.Env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", r.Namespace, err)
-	}
-	return cluster.WaitNamespaceReady(ctx, r.Env.Client, r.Namespace, time.Minute)
 }
 
 // ExecuteAll runs the labs one after the other and returns an error naming

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,12 +13,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/termlab/termlab/internal/cluster"
-	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/mounthold"
@@ -198,103 +194,4 @@ func RestoreNodes(ctx context.Context, nodes []kubelet.Node) (kubelets []kubelet
 	wg.Go(func() { mounts, mountErr = mounthold.Restore(ctx, nodes) })
 	wg.Wait()
 	return kubelets, mounts, kubeletErr, mountErr
-}
-
-// kubeletNodes is every real node of the cluster, as internal/kubelet takes them.
-func kubeletNodes(env *cluster.Env) []kubelet.Node {
-	// Only termlab's own cluster and a node named for faults have kubelets a
-	// run may have stopped (canRun): elsewhere the check would start a node
-	// pod on every node for nothing.
-	if nodeAccess(env) != evidence.NodeAccessDocker {
-		if w := env.Worker(env.FaultNode); env.FaultNode != "" && w != nil {
-			return []kubelet.Node{w}
-		}
-		return nil
-	}
-	var out []kubelet.Node
-	if env.ControlPlane != nil {
-		out = append(out, env.ControlPlane)
-	}
-	for _, w := range env.Workers {
-		out = append(out, w)
-	}
-	return out
-}
-
-// ReleaseFinalizers removes every finalizer of a pod termlab created (the
-// same merge patch a lab's remove-finalizers step sends). A pod that is
-// already gone is not an error.
-func ReleaseFinalizers(ctx context.Context, client kubernetes.Interface, namespace, pod string) error {
-	_, err := client.CoreV1().Pods(namespace).Patch(ctx, pod, types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing the finalizers of pod %s/%s: %w", namespace, pod, err)
-	}
-	return nil
-}
-
-// removeLeftoverTaints removes from every node marked TaintedByAnnotation
-// the taints a run adds (the out-of-service taint): that run did not finish.
-func removeLeftoverTaints(ctx context.Context, client kubernetes.Interface) ([]string, error) {
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing nodes for leftover taints: %w", err)
-	}
-	var repairs []string
-	var errs []error
-	for _, n := range list.Items {
-		run, ok := n.Annotations[TaintedByAnnotation]
-		if !ok {
-			continue
-		}
-		oos := corev1.Taint{Key: corev1.TaintNodeOutOfService, Effect: corev1.TaintEffectNoExecute}
-		if err := setTaint(ctx, client, n.Name, oos, run, false); err != nil {
-			errs = append(errs, fmt.Errorf("removing leftover taint %s from %s: %w", oos.Key, n.Name, err))
-			continue
-		}
-		repairs = append(repairs, fmt.Sprintf("node %s still carried the %s taint of run %s (it did not finish): removed it", n.Name, oos.Key, run))
-	}
-	return repairs, errors.Join(errs...)
-}
-
-// removeLeftoverNodes deletes the nodes an earlier run created (a lab's own
-// kwok fake nodes, labelled with its run id): that run did not finish.
-func removeLeftoverNodes(ctx context.Context, client kubernetes.Interface, currentRunID string) ([]string, error) {
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
-	if err != nil {
-		return nil, fmt.Errorf("listing nodes of earlier runs: %w", err)
-	}
-	byRun := map[string][]string{}
-	var runs []string
-	var errs []error
-	for _, n := range list.Items {
-		run := n.Labels[RunIDLabel]
-		if run == currentRunID {
-			continue
-		}
-		if err := client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting node %s of run %s: %w", n.Name, run, err))
-			continue
-		}
-		if byRun[run] == nil {
-			runs = append(runs, run)
-		}
-		byRun[run] = append(byRun[run], n.Name)
-	}
-	var repairs []string
-	for _, run := range runs {
-		repairs = append(repairs, fmt.Sprintf("%d node(s) of run %s were still there (it did not finish): deleted them (%s)", len(byRun[run]), run, strings.Join(byRun[run], ", ")))
-	}
-	return repairs, errors.Join(errs...)
-}
-
-// listedInFull is how many names a repair line lists: an interrupted
-// lab:scale leaves a thousand, and one line per thousand names is noise.
-const listedInFull = 5
-
-// firstFew joins the first names and counts the rest.
-func firstFew(names []string) string {
-	if len(names) <= listedInFull {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:listedInFull], ", "), len(names)-listedInFull)
 }

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/termlab/termlab/internal/cluster"
@@ -105,42 +104,4 @@ func removeLeftoverObjects(ctx context.Context, env *cluster.Env, currentRunID s
 		}
 	}
 	return repairs, errors.Join(errs...)
-}
-
-// releaseCustomResources removes the finalizers of every resource of the
-// CRD, in every namespace, and returns how many it released.
-func releaseCustomResources(ctx context.Context, dyn dynamic.Interface, crd unstructured.Unstructured) (int, error) {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
-	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	n := 0
-	var errs []error
-	for _, v := range versions {
-		m, _ := v.(map[string]any)
-		name, _ := m["name"].(string)
-		if served, _ := m["served"].(bool); !served || name == "" {
-			continue
-		}
-		gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
-		l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("listing %s: %w", crd.GetName(), err))
-			}
-			continue
-		}
-		for _, o := range l.Items {
-			if len(o.GetFinalizers()) == 0 {
-				continue
-			}
-			_, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Patch(ctx, o.GetName(), types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("removing the finalizers of %s %s/%s: %w", crd.GetName(), o.GetNamespace(), o.GetName(), err))
-				continue
-			}
-			n++
-		}
-		break // one served version lists them all
-	}
-	return n, errors.Join(errs...)
 }
