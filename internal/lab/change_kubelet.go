@@ -18,14 +18,71 @@ import (
 // cluster it did not make comes back sooner, even if termlab is killed.
 const DefaultUnreachableToleration = 300 * time.Second
 
+// KubeletStop is a kubelet stopped on the lab's worker (containerd keeps
+// running): the node's own systemd timer, armed before the stop, starts it
+// again DownAtMost after it if termlab cannot.
+type KubeletStop struct {
+	// DownAtMost is the switch's bound: the longest the lab stops a kubelet
+	// for (StopKubelet's restoreAfter).
+	DownAtMost time.Duration
+}
+
+func (KubeletStop) Name() string   { return "stops a kubelet" }
+func (KubeletStop) Scope() Scope   { return NodeScope }
+func (KubeletStop) NodeSide() bool { return true }
+
+// Guard: only on the worker named for faults, and on a cluster termlab did
+// not make only if the kubelet is back before any pod's default unreachable
+// toleration runs out, even if termlab is killed.
+func (k KubeletStop) Guard(env *cluster.Env) error {
+	if err := needsFaultNode(env, k); err != nil {
+		return err
+	}
+	if remote(env) && k.DownAtMost >= DefaultUnreachableToleration {
+		return fmt.Errorf("the lab stops a kubelet for up to %s if termlab is killed (its dead-man's switch), not under the %s every pod tolerates an unreachable node by default: on a cluster reached through a kubeconfig that could evict other tenants' pods, so it does not run there",
+			k.DownAtMost, DefaultUnreachableToleration)
+	}
+	return nil
+}
+
+// Undo starts every kubelet the run stopped and has not started again.
+func (KubeletStop) Undo(ctx context.Context, r *Run) error { return r.restoreKubelets(ctx) }
+
+func (k KubeletStop) Switch() DeadMansSwitch {
+	return DeadMansSwitch{What: "a systemd timer on the node (" + kubelet.UnitPrefix + "<run id>) starts the kubelet again", Bound: k.DownAtMost}
+}
+
+// Repair starts a kubelet an earlier run left stopped and disarms the
+// timers it left armed (one that fired later would restart a kubelet in the
+// middle of this run), and waits for a restarted node to be Ready.
+func (KubeletStop) Repair(ctx context.Context, p *Repairs) error {
+	restored, err := kubelet.Restore(ctx, kubeletNodes(p.Env))
+	errs := []error{err}
+	for _, rep := range restored {
+		p.Say("%s", rep.Text)
+		if rep.Started {
+			errs = append(errs, WaitNodeReady(ctx, p.Env, rep.Node, 90*time.Second))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // StopKubelet stops only the kubelet on a real node (containerd keeps
 // running). It first arms the node's dead-man's switch (internal/kubelet):
 // the node starts its kubelet by itself restoreAfter from now if termlab
 // cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
 // on every exit path, first thing on an interrupt.
 func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter time.Duration) error {
+	declared, err := declaredBy[KubeletStop](r)
+	if err != nil {
+		return err
+	}
 	if nodeAccess(r.Env) != evidence.NodeAccessDocker && restoreAfter >= DefaultUnreachableToleration {
-		return fmt.Errorf("stopping the kubelet on %s: its dead-man's switch would start it only after %s, not under the %s every pod tolerates an unreachable node by default; on a cluster reached through a kubeconfig termlab does not risk other tenants' pods (set Uses.KubeletDownAtMost so the lab is refused before it starts)", node, restoreAfter, DefaultUnreachableToleration)
+		return fmt.Errorf("stopping the kubelet on %s: its dead-man's switch would start it only after %s, not under the %s every pod tolerates an unreachable node by default; on a cluster reached through a kubeconfig termlab does not risk other tenants' pods (declare lab.KubeletStop{DownAtMost: …} so the lab is refused before it starts)", node, restoreAfter, DefaultUnreachableToleration)
+	}
+	// canRun judged the declared bound: a longer one was never guarded.
+	if restoreAfter > declared.DownAtMost {
+		return fmt.Errorf("stopping the kubelet on %s: its dead-man's switch would start it after %s, later than the %s the lab declares (KubeletStop.DownAtMost)", node, restoreAfter, declared.DownAtMost)
 	}
 	return r.perform(ctx, action{kind: evidence.ActionStopKubelet, target: node.String(), doing: "stopping the kubelet on " + node.String(),
 		equivalent: dockerExec(node, [][]string{kubelet.StopCommand}),
@@ -79,10 +136,10 @@ func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
 }
 
 // restoreKubelets starts every kubelet the run stopped and has not started
-// again, and returns those nodes. It is the first thing cleanup does, and it
-// also runs the moment the run is interrupted (see Execute): mage exits five
-// seconds after Ctrl-C, whatever cleanup is still doing.
-func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
+// again. It is the first thing cleanup does, and it also runs the moment
+// the run is interrupted (see Execute): mage exits five seconds after
+// Ctrl-C, whatever cleanup is still doing.
+func (r *Run) restoreKubelets(ctx context.Context) error {
 	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
 	defer r.restoring.Unlock()
 	r.setActor(byTermlab) // termlab restores what the run changed itself
@@ -97,7 +154,7 @@ func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
 	r.mu.Lock()
 	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
 	r.mu.Unlock()
-	return stopped, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // waitRestartedNodesReady leaves the nodes whose kubelet cleanup restarted

@@ -11,6 +11,38 @@ import (
 	"github.com/termlab/termlab/internal/mounthold"
 )
 
+// HeldMount is a process on the lab's worker whose working directory is a
+// pod's volume, so that the kubelet cannot unmount it: systemd on the node
+// ends it by itself AtMost after its start (RuntimeMaxSec) if termlab cannot.
+type HeldMount struct {
+	// AtMost is the switch's bound: the longest the lab holds a mount for
+	// (HoldMount's maxHold).
+	AtMost time.Duration
+}
+
+func (HeldMount) Name() string   { return "keeps a volume busy on a node" }
+func (HeldMount) Scope() Scope   { return NodeScope }
+func (HeldMount) NodeSide() bool { return true }
+
+// Guard: only on the worker named for faults.
+func (h HeldMount) Guard(env *cluster.Env) error { return needsFaultNode(env, h) }
+
+// Undo ends every holder the run started and has not ended.
+func (HeldMount) Undo(ctx context.Context, r *Run) error { return r.releaseMounts(ctx) }
+
+func (h HeldMount) Switch() DeadMansSwitch {
+	return DeadMansSwitch{What: "systemd on the node ends the holding process (" + mounthold.Unit + ", RuntimeMaxSec)", Bound: h.AtMost}
+}
+
+// Repair ends a holder an earlier run left.
+func (HeldMount) Repair(ctx context.Context, p *Repairs) error {
+	released, err := mounthold.Restore(ctx, kubeletNodes(p.Env)) // the nodes a run may have held a mount on are those of kubelets
+	for _, line := range released {
+		p.Say("%s", line)
+	}
+	return err
+}
+
 // The holder's changes, as a person or a script makes them.
 var (
 	mountHeld     = unitChange{kind: evidence.ActionHoldMount, unit: mounthold.Unit, active: true, what: "the process holding the mount"}
@@ -23,6 +55,14 @@ var (
 // process by itself after maxHold (termlab SIGKILLed); from this call on the
 // run ends it on every exit path, first thing on an interrupt.
 func (r *Run) HoldMount(ctx context.Context, node cluster.Node, dir string, maxHold time.Duration) error {
+	declared, err := declaredBy[HeldMount](r)
+	if err != nil {
+		return err
+	}
+	// canRun judged the declared bound: a longer one was never guarded.
+	if maxHold > declared.AtMost {
+		return fmt.Errorf("holding %s on %s: systemd would end the holder after %s, later than the %s the lab declares (HeldMount.AtMost)", dir, node, maxHold, declared.AtMost)
+	}
 	cmds := mounthold.HoldCommands(r.ID, dir, maxHold)
 	return r.perform(ctx, action{kind: evidence.ActionHoldMount, target: node.String(), doing: "holding " + dir + " on " + node.String(),
 		equivalent: dockerExec(node, cmds),

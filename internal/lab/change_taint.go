@@ -7,14 +7,51 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/evidence"
 )
+
+// OutOfServiceTaint is node.kubernetes.io/out-of-service:NoExecute on the
+// lab's worker: the pod GC force-deletes the pods terminating there, and the
+// taint manager evicts every pod there that does not tolerate it, other
+// tenants' too. A pod in the cluster, armed before the taint, removes it
+// once this run's lock goes stale (switch.go).
+type OutOfServiceTaint struct{}
+
+func (OutOfServiceTaint) Name() string   { return "puts the out-of-service taint on a node" }
+func (OutOfServiceTaint) Scope() Scope   { return NodeScope }
+func (OutOfServiceTaint) NodeSide() bool { return false }
+
+// Guard: only on the worker named for faults.
+func (t OutOfServiceTaint) Guard(env *cluster.Env) error { return needsFaultNode(env, t) }
+
+// Undo removes every taint the run added and has not removed.
+func (OutOfServiceTaint) Undo(ctx context.Context, r *Run) error { return r.untaintNodes(ctx) }
+
+func (OutOfServiceTaint) Switch() DeadMansSwitch {
+	return DeadMansSwitch{What: "a pod in the cluster removes the taint once the run lock's Lease stops naming the run or goes unrenewed", Bound: SwitchBound}
+}
+
+// Repair removes the taint of a run that did not finish.
+func (OutOfServiceTaint) Repair(ctx context.Context, p *Repairs) error {
+	untainted, err := removeLeftoverTaints(ctx, p.Env.Client)
+	for _, line := range untainted {
+		p.Say("%s", line)
+	}
+	return err
+}
+
+// isOutOfService: the one taint a run may add, as repair removes no other.
+func isOutOfService(t corev1.Taint) bool {
+	return t.Key == corev1.TaintNodeOutOfService && t.Effect == corev1.TaintEffectNoExecute
+}
 
 // TaintedByAnnotation marks a node termlab tainted: its value is the run id.
 // A later run's repair removes the taints of a run that did not finish.
@@ -24,6 +61,12 @@ const TaintedByAnnotation = "termlab.dev/tainted-by-run"
 // node with the run id. From this call on, cleanup removes it on every exit
 // path, and a later run's repair removes it if this run is killed.
 func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) error {
+	if _, err := declaredBy[OutOfServiceTaint](r); err != nil {
+		return err
+	}
+	if !isOutOfService(taint) {
+		return fmt.Errorf("tainting node %s with %s:%s: a run adds only %s:%s, the taint a later run's repair knows to remove", node, taint.Key, taint.Effect, corev1.TaintNodeOutOfService, corev1.TaintEffectNoExecute)
+	}
 	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
 	seen := taintExpect(taint.Key, string(taint.Effect), true)
 	return r.perform(ctx, action{kind: evidence.ActionTaintNode, target: node, equivalent: equivalent, doing: fmt.Sprintf("tainting node %s with %s", node, taint.Key),
@@ -139,4 +182,44 @@ func removeLeftoverTaints(ctx context.Context, client kubernetes.Interface) ([]s
 		repairs = append(repairs, fmt.Sprintf("node %s still carried the %s taint of run %s (it did not finish): removed it", n.Name, oos.Key, run))
 	}
 	return repairs, errors.Join(errs...)
+}
+
+// untaintNodes removes every taint the run added and has not removed
+// (cleanup, once the API server answers).
+func (r *Run) untaintNodes(ctx context.Context) error {
+	r.mu.Lock()
+	tainted := make(map[string]corev1.Taint, len(r.taintedNodes))
+	for n, t := range r.taintedNodes {
+		tainted[n] = t
+	}
+	r.mu.Unlock()
+	var errs []error
+	for node, taint := range tainted {
+		r.Log.Infof("cleanup: removing taint %s from %s", taint.Key, node)
+		if err := r.UntaintNode(ctx, node, taint); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// taintGone says whether the taint a switch guards is gone: the node has
+// neither this run's mark nor, unmarked, the taint (a script's taint).
+func (r *Run) taintGone(ctx context.Context, u clusterswitch.Undo) (bool, error) {
+	n, err := r.Env.Client.CoreV1().Nodes().Get(ctx, u.Node, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if n.Annotations[u.TaintedBy] == r.ID {
+		return false, nil
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == u.TaintKey && string(t.Effect) == u.TaintEffect && n.Annotations[u.TaintedBy] == "" {
+			return false, nil
+		}
+	}
+	return true, nil
 }

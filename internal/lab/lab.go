@@ -149,9 +149,6 @@ type Uses struct {
 	// cluster without kwok the lab runs the rest, and that part's claims
 	// are not checked (the run is partial) instead of the lab refused.
 	FakeNodeOptional bool
-	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
-	// it on every exit path; internal/kubelet arms a dead-man's switch).
-	StopsKubelet bool
 	// NeedsNodeAccess: the lab's steps read the nodes (the workloads' own
 	// logs, kube-proxy's rules) to go on, not only to decide claims: through
 	// a kubeconfig it runs only with -nodeaccess.
@@ -165,22 +162,14 @@ type Uses struct {
 	// Namespaces: the lab makes namespaces and cluster-scoped objects of its
 	// own, named and labelled with the run's id; the recorder watches those
 	// namespaces and keeps the audit log's requests on anything named with
-	// the id. Repair removes what a killed run left of them (repair_objects.go).
+	// the id. Repair removes what a killed run left of them (change_namespace.go).
 	Namespaces bool
-	// HoldsMount: the lab keeps a pod's volume busy on its worker (a process
-	// there, ended on every exit path; systemd ends it by itself too).
-	HoldsMount bool
-	// ClusterWide names a change the lab makes that every tenant of the
-	// cluster feels while it lasts (lab:namespace: an APIService with no
-	// backend fails discovery, so every namespace deletion in the cluster
-	// waits). On a cluster reached through a kubeconfig the lab runs only
-	// with -allowclusterfaults; "" for none.
-	ClusterWide string
-	// KubeletDownAtMost is the dead-man's switch bound of a lab that stops
-	// a kubelet: the node starts it again by itself this long after the
-	// stop if termlab cannot. On a cluster reached through a kubeconfig it
-	// must stay under DefaultUnreachableToleration.
-	KubeletDownAtMost time.Duration
+	// Changes are the changes the lab makes to the cluster besides its
+	// namespace, one value of each kind (change.go), e.g.
+	// lab.KubeletStop{DownAtMost: …}: canRun asks each one's guard,
+	// cleanup and an interrupt its undo, and the run refuses to make a
+	// change the lab did not declare.
+	Changes []Change
 }
 
 // ToleratesCordon lets a lab's pod onto the node named for faults on a
@@ -188,19 +177,6 @@ type Uses struct {
 // guard): the scheduler's NodeUnschedulable filter lets a pod that
 // tolerates this taint onto a cordoned node, as it does DaemonSet pods.
 var ToleratesCordon = corev1.Toleration{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-
-// FaultsANode reports whether the lab changes its worker itself (a kubelet
-// stopped, a mount held): on a cluster reached through a kubeconfig it runs
-// only on the worker named by -allownodefaults.
-func (u Uses) FaultsANode() bool { return u.StopsKubelet || u.HoldsMount }
-
-// fault says what the lab does to its worker, for a refusal.
-func (u Uses) fault() string {
-	if u.StopsKubelet {
-		return "stops a kubelet"
-	}
-	return "keeps a volume busy on a node"
-}
 
 // HandStep is one step of a lab as a person would do it by hand. Commands
 // may use {ns} (the run's namespace), {pod}, {node} (the lab's worker) and
@@ -318,7 +294,7 @@ func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) 
 	}
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
-		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(),
+		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(), changes: runChanges(def.Uses),
 	}
 	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
 	if err := os.MkdirAll(r.Dir, evidence.PrivateDir); err != nil {
@@ -329,15 +305,18 @@ func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) 
 	return &execution{def: def, opts: opts, log: log, r: r, lock: lock, started: time.Now().UTC(), closeActor: func() {}}, nil
 }
 
-// restoreAfterInterrupt brings back what the run changed on its nodes.
+// restoreAfterInterrupt undoes what the run changed on its nodes (each
+// node-side change's undo), and closes the node pods.
 func (x *execution) restoreAfterInterrupt(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, err := x.r.restoreKubelets(rctx); err != nil {
-		x.log.Warnf("restoring kubelets after the interrupt: %v", err)
-	}
-	if err := x.r.releaseMounts(rctx); err != nil {
-		x.log.Warnf("releasing mounts after the interrupt: %v", err)
+	for _, c := range x.r.changes {
+		if !c.NodeSide() {
+			continue
+		}
+		if err := c.Undo(rctx, x.r); err != nil {
+			x.log.Warnf("after the interrupt, undoing the change that %s: %v", c.Name(), err)
+		}
 	}
 	// The node pods (privileged, the host's root mounted) go now, not after
 	// the cleanup that an exiting mage may never finish.
@@ -686,8 +665,9 @@ func nodeAccess(env *cluster.Env) string {
 }
 
 // canRun refuses a lab the cluster cannot carry, before anything is made:
-// fake nodes where kwok does not run, a kubelet stopped where termlab could
-// not be sure to start it again.
+// fake nodes where kwok does not run, a change its guard refuses here (a
+// kubelet stopped where termlab could not be sure to start it again in
+// time, a change another tenant would feel without the flag that names it).
 func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && !def.Uses.FakeNodeOptional && len(env.FakeNodes) == 0 {
 		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
@@ -695,16 +675,10 @@ func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
 		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
 	}
-	remote := nodeAccess(env) != evidence.NodeAccessDocker
-	if def.Uses.FaultsANode() && remote && env.FaultNode == "" {
-		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Uses.fault())
-	}
-	if def.Uses.ClusterWide != "" && remote && !env.AllowClusterFaults {
-		return fmt.Errorf("the lab %s, which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with -allowclusterfaults (TERMLAB_ALLOW_CLUSTER_FAULTS=1), given by someone who may disturb the whole cluster", def.Uses.ClusterWide)
-	}
-	if def.Uses.StopsKubelet && remote && def.Uses.KubeletDownAtMost >= DefaultUnreachableToleration {
-		return fmt.Errorf("the lab stops a kubelet for up to %s if termlab is killed (its dead-man's switch), not under the %s every pod tolerates an unreachable node by default: on a cluster reached through a kubeconfig that could evict other tenants' pods, so it does not run there",
-			def.Uses.KubeletDownAtMost, DefaultUnreachableToleration)
+	for _, c := range def.Uses.Changes {
+		if err := c.Guard(env); err != nil {
+			return err
+		}
 	}
 	if len(env.Workers) <= def.Uses.Worker {
 		return fmt.Errorf("the lab needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Uses.Worker+1, len(env.Workers))

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -45,7 +44,11 @@ type Run struct {
 	stoppedKubelet     map[string]cluster.Node
 	heldMounts         map[string]cluster.Node // nodes where a process of the run keeps a mount busy
 	taintedNodes       map[string]corev1.Taint
+	apiServices        []string // the APIServices the run armed a switch for
 	restartedInCleanup []cluster.Node
+	// changes are what the run may change: the lab's declared changes and
+	// its namespace, in the order cleanup undoes them (runChanges).
+	changes []Change
 	// lockHolder is the run lock's holder identity, which the cluster
 	// switches watch; switches are those armed (switch.go).
 	lockHolder string
@@ -283,67 +286,35 @@ func (r *Run) nodesOf(list map[string]cluster.Node) []cluster.Node {
 	return out
 }
 
-// cleanup restarts every kubelet the run stopped, then (unless Keep) removes
-// the finalizers of the run's pods and deletes the namespace.
+// cleanup undoes the run's changes, each kind's undo in changeKinds' order:
+// what is on the nodes first (every kubelet the run stopped started again),
+// then, once the API server answers, the taints, the APIServices and the
+// namespace (unless Keep: the finalizers of the run's pods removed, the
+// namespace deleted), and the cluster switches last.
 func (r *Run) cleanup(ctx context.Context) error {
 	var errs []error
 	if r.Rec != nil {
 		end := r.Rec.BeginStep("cleanup")
 		defer end(nil)
 	}
-	if _, err := r.restoreKubelets(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if err := r.releaseMounts(ctx); err != nil {
-		errs = append(errs, err)
+	for _, c := range r.changes {
+		if c.NodeSide() {
+			errs = append(errs, c.Undo(ctx, r))
+		}
 	}
 	// The rest is API requests: a restarting API server is waited for, not
 	// given up on, so the run's objects do not outlive it.
 	if err := r.waitAPIServer(ctx); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	r.mu.Lock()
-	tainted := make(map[string]corev1.Taint, len(r.taintedNodes))
-	for n, t := range r.taintedNodes {
-		tainted[n] = t
-	}
-	r.mu.Unlock()
-	for node, taint := range tainted {
-		r.Log.Infof("cleanup: removing taint %s from %s", taint.Key, node)
-		if err := r.UntaintNode(ctx, node, taint); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.opts.Keep {
-		if err := r.markKept(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		r.Log.Infof("cleanup: keeping namespace %s and its pods (finalizers included): kubectl get pods -n %s", r.Namespace, r.Namespace)
-	} else {
-		var held []string
-		_, err := EachPod(ctx, r.Env.Client.CoreV1().Pods(r.Namespace), metav1.ListOptions{LabelSelector: RunIDLabel + "=" + r.ID}, func(p *corev1.Pod) error {
-			if len(p.Finalizers) > 0 {
-				held = append(held, p.Name)
-			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("listing the run's pods: %w", err))
-		}
-		for _, name := range held {
-			if err := r.removeFinalizers(ctx, evidence.ActionCleanupRemoveFinalizers, name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
-				errs = append(errs, err)
-			}
-		}
-		if err := r.deleteNamespace(ctx); err != nil {
-			errs = append(errs, err)
+	for _, c := range r.changes {
+		if !c.NodeSide() {
+			errs = append(errs, c.Undo(ctx, r))
 		}
 	}
 	// Last: a switch goes only once what it guards is undone (the lab's own
 	// cleanup of its cluster-wide objects ran with its steps).
-	if err := r.disarmSwitches(ctx); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, r.disarmSwitches(ctx))
 	return errors.Join(errs...)
 }
 
