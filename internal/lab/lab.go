@@ -206,11 +206,9 @@ const repairTimeout = 3 * time.Minute
 // trustworthy; a failed claim shows as Summary.Verdict "fail", not as an
 // error. Either way the results folder is written.
 //
-// A run goes through named phases, as kind's create does: begin (the run
-// id, the cluster's run lock, the run folder), setUp (repair, namespace,
-// recorder, audit log, clocks, inputs, actor), the lab's steps, finish (the
-// list that always runs: cleanup, the evidence sources stopped, nodes back,
-// no credential kept) and decide (claims, summary, reports).
+// A run goes through named phases, as kind's create does (phases.go):
+// begin, set up, the lab's steps, then finish and decide, which run on
+// every exit path.
 func Execute(parent context.Context, env *cluster.Env, def Definition, opts Options) (*report.Summary, error) {
 	opts.defaults()
 	if env == nil || env.Client == nil {
@@ -229,23 +227,13 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	// SIGHUP too: a dropped SSH session must clean up like Ctrl-C.
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stopSignals()
-	x, err := begin(ctx, env, def, opts)
-	if err != nil {
+	x := &execution{def: def, opts: opts, log: opts.Log, closeActor: func() {}}
+	defer x.exit()
+	err := runPhases(ctx, x.phases(env))
+	if x.summary == nil { // not set up: begin or set up removed what it made
 		return nil, err
 	}
-	defer x.lock.Release()
-	// On Ctrl-C, SIGTERM or SIGHUP the kubelets come back at once, not after the
-	// steps unwind: mage exits five seconds after Ctrl-C.
-	defer context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })()
-	if err := x.setUp(ctx); err != nil {
-		return nil, err
-	}
-	defer x.closeActor()
-	x.runSteps(ctx)
-	x.heapAt("steps")
-	x.finish(ctx)
-	x.heapAt("finish")
-	return x.decide()
+	return x.summary, x.err
 }
 
 // heapAt logs the heap's figures and writes a profile at a point of the
@@ -271,6 +259,12 @@ type execution struct {
 	closeActor func()
 	// errs are the run's errors: any one fails the run.
 	errs []string
+	// exits run when Execute returns, the last first (atExit).
+	exits []func()
+	// summary and err are what decide made of the run (nil summary: the
+	// run was not set up).
+	summary *report.Summary
+	err     error
 }
 
 // fail books a run error (nil is none).
@@ -285,24 +279,31 @@ func (x *execution) fail(what string, err error) {
 // folder. The run lock is a Lease in the cluster: a termlab on another
 // machine waits for this run, and this run's repair touches only what runs
 // no longer holding it left.
-func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) (*execution, error) {
-	log := opts.Log
+func (x *execution) begin(ctx context.Context, env *cluster.Env) error {
+	def, log := x.def, x.log
 	id := NewRunID(time.Now())
-	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), opts.NoWait)
+	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), x.opts.NoWait)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
-		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(), changes: runChanges(def.Uses),
+		Env: env, Log: log, opts: x.opts, lockHolder: lock.Holder(), changes: runChanges(def.Uses),
 	}
-	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
+	r.Dir = filepath.Join(x.opts.ResultsDir, def.Name, id)
 	if err := os.MkdirAll(r.Dir, evidence.PrivateDir); err != nil {
 		lock.Release()
-		return nil, fmt.Errorf("creating the run folder: %w", err)
+		return fmt.Errorf("creating the run folder: %w", err)
 	}
 	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
-	return &execution{def: def, opts: opts, log: log, r: r, lock: lock, started: time.Now().UTC(), closeActor: func() {}}, nil
+	x.r, x.lock, x.started = r, lock, time.Now().UTC()
+	x.atExit(lock.Release)
+	// On Ctrl-C, SIGTERM or SIGHUP the kubelets come back at once, not after the
+	// steps unwind: mage exits five seconds after Ctrl-C.
+	stop := context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })
+	x.atExit(func() { stop() })
+	x.atExit(func() { x.closeActor() }) // set up prepares the actor
+	return nil
 }
 
 // restoreAfterInterrupt undoes what the run changed on its nodes (each
@@ -376,9 +377,9 @@ func (x *execution) setUp(ctx context.Context) error {
 }
 
 // runSteps runs the lab's steps, bounded by Options.Timeout or the lab's
-// own StepsBound, whichever is longer; a panic is a
-// run error like any other, so finish still runs.
-func (x *execution) runSteps(ctx context.Context) {
+// own StepsBound, whichever is longer; a panic is a run error like any
+// other, so finish still runs. Its error is booked as the run's too.
+func (x *execution) runSteps(ctx context.Context) (err error) {
 	timeout := x.opts.Timeout
 	if x.def.StepsBound != nil {
 		if b := x.def.StepsBound(); b.Allow > timeout {
@@ -403,14 +404,16 @@ func (x *execution) runSteps(ctx context.Context) {
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			x.fail("the lab panicked", fmt.Errorf("%v", p))
+			err = fmt.Errorf("%v", p)
+			x.fail("the lab panicked", err)
 		}
 	}()
 	x.r.setActor(x.actor)
 	defer x.r.setActor(byTermlab)
 	if x.actor == nil { // -by's preparation failed: nobody to do the actions
-		x.fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", x.opts.By))
-		return
+		err := fmt.Errorf("-by=%s: no one to do the actions", x.opts.By)
+		x.fail("running the steps", err)
+		return err
 	}
 	if err := x.def.Steps(stepCtx, x.r); err != nil {
 		switch {
@@ -420,7 +423,9 @@ func (x *execution) runSteps(ctx context.Context) {
 			err = fmt.Errorf("stopped, the run lock lost: %w", err)
 		}
 		x.fail("running the steps", err)
+		return err
 	}
+	return nil
 }
 
 // errLockLost ends the steps of a run whose lock was lost.
@@ -429,7 +434,12 @@ var errLockLost = errors.New("the cluster's run lock was lost")
 // finish is the list that always runs after the steps, each with its own
 // bound past an interrupt: cleanup, the evidence sources stopped, the lock's
 // health, nodes Ready again, and no credential left in the run folder.
-func (x *execution) finish(ctx context.Context) {
+// A run that was not set up has nothing to finish (setUp removed what it
+// made). Its failures are the run's, booked: it returns none.
+func (x *execution) finish(ctx context.Context) error {
+	if !x.wasSetUp() {
+		return nil
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	r := x.r
@@ -455,6 +465,7 @@ func (x *execution) finish(ctx context.Context) {
 		x.fail("after cleanup", r.waitRestartedNodesReady(cctx))
 	}
 	x.fail("checking the run folder for credentials", removeLeaks(r.Dir))
+	return nil
 }
 
 // controllersOf names the controllers the lab's evidence rests on beyond
