@@ -38,9 +38,9 @@ func (k KubeletStop) Guard(env *cluster.Env) error {
 	if err := needsFaultNode(env, k); err != nil {
 		return err
 	}
-	if remote(env) && k.DownAtMost >= DefaultUnreachableToleration {
+	if bound := k.Switch().Bound; remote(env) && bound >= DefaultUnreachableToleration {
 		return fmt.Errorf("the lab stops a kubelet for up to %s if termlab is killed (its dead-man's switch), not under the %s every pod tolerates an unreachable node by default: on a cluster reached through a kubeconfig that could evict other tenants' pods, so it does not run there",
-			k.DownAtMost, DefaultUnreachableToleration)
+			bound, DefaultUnreachableToleration)
 	}
 	return nil
 }
