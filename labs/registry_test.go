@@ -1,13 +1,20 @@
 package labs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/manifests/pods"
@@ -64,7 +71,7 @@ func TestEveryLabIsComplete(t *testing.T) {
 			if d.Uses.FaultsANode() {
 				flags += `, AllowNodeFaults: allownodefaults`
 			}
-			if d.Uses.ClusterWide != "" {
+			if d.Uses.FaultsTheCluster() {
 				flags += `, AllowClusterFaults: allowclusterfaults`
 			}
 			flags += `, NoWait: nowait})`
@@ -73,11 +80,6 @@ func TestEveryLabIsComplete(t *testing.T) {
 			if !strings.Contains(string(magefile), call) && !own.Match(magefile) {
 				t.Errorf("no target in magefiles/targets/lab.go calling %s", call)
 			}
-			// A kubelet the lab stops comes back by itself before any pod's
-			// default unreachable toleration runs out, even if termlab is killed.
-			if d.Uses.StopsKubelet && (d.Uses.KubeletDownAtMost <= 0 || d.Uses.KubeletDownAtMost >= lab.DefaultUnreachableToleration) {
-				t.Errorf("Uses.KubeletDownAtMost is %s: a lab that stops a kubelet states its dead-man's switch bound, under %s", d.Uses.KubeletDownAtMost, lab.DefaultUnreachableToleration)
-			}
 			if _, err := os.Stat(filepath.Join(root, "scripts", d.Name+".sh")); err != nil {
 				t.Errorf("no scripts/%s.sh: every lab is also a script a person can run or type (lab:%[1]s -by=script runs it): %v", d.Name, err)
 			}
@@ -85,6 +87,60 @@ func TestEveryLabIsComplete(t *testing.T) {
 				t.Errorf("README.md does not name `%s` in its table of labs", d.Title())
 			}
 		})
+	}
+}
+
+// Every change a lab declares can be made safely on a cluster termlab
+// shares: a guard that refuses it through a kubeconfig until the flag that
+// names it is given, an undo that leaves alone a run that made none of it, a
+// dead-man's switch with a bound (a stopped kubelet's under the unreachable
+// toleration), and a repair (repair walks lab.Kinds(), not the labs: it
+// cannot know which lab left a leftover).
+func TestEveryDeclaredChangeHasItsGuardUndoSwitchAndRepair(t *testing.T) {
+	workers := []cluster.Node{cluster.NoAccess("w1"), cluster.NoAccess("w2")}
+	own := &cluster.Env{Workers: workers}
+	remote := &cluster.Env{Workers: workers, NodeAccess: evidence.NodeAccessPod}
+	allowed := &cluster.Env{Workers: workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2", AllowClusterFaults: true}
+	flag := map[lab.Scope]string{lab.NodeScope: "-allownodefaults", lab.ClusterScope: "-allowclusterfaults"}
+	for _, d := range All {
+		kinds := map[reflect.Type]bool{}
+		for _, c := range d.Uses.Changes {
+			t.Run(d.Name+"/"+reflect.TypeOf(c).Name(), func(t *testing.T) {
+				if kinds[reflect.TypeOf(c)] {
+					t.Errorf("declared twice: one value per kind")
+				}
+				kinds[reflect.TypeOf(c)] = true
+				if c.Name() == "" {
+					t.Error("no Name: a refusal says what the lab does")
+				}
+				if err := c.Guard(own); err != nil {
+					t.Errorf("refused on termlab's own cluster: %v", err)
+				}
+				if err := c.Guard(remote); err == nil || flag[c.Scope()] == "" || !strings.Contains(err.Error(), flag[c.Scope()]) {
+					t.Errorf("through a kubeconfig without a flag: %v; want a refusal naming %q (scope %d: a declared change harms someone)", err, flag[c.Scope()], c.Scope())
+				}
+				if err := c.Guard(allowed); err != nil {
+					t.Errorf("refused with -allownodefaults and -allowclusterfaults: %v", err)
+				}
+				sw := c.Switch()
+				if sw.What == "" || sw.Bound <= 0 {
+					t.Errorf("dead-man's switch %+v: it says what undoes the change if termlab is killed, and within how long", sw)
+				}
+				// A kubelet the lab stops comes back by itself before any pod's
+				// default unreachable toleration runs out, even if termlab is killed.
+				if _, ok := c.(lab.KubeletStop); ok && sw.Bound >= lab.DefaultUnreachableToleration {
+					t.Errorf("the kubelet is down for up to %s if termlab is killed, not under %s", sw.Bound, lab.DefaultUnreachableToleration)
+				}
+				client := fake.NewSimpleClientset()
+				r := &lab.Run{ID: "20261204-000000-abcd", Lab: d.Name, Env: &cluster.Env{Client: client}}
+				if err := c.Undo(context.Background(), r); err != nil || len(client.Actions()) > 0 {
+					t.Errorf("the undo of a run that made none: %v, requests %v; want nothing done", err, client.Actions())
+				}
+				if !slices.ContainsFunc(lab.Kinds(), func(k lab.Change) bool { return reflect.TypeOf(k) == reflect.TypeOf(c) }) {
+					t.Error("not in lab.Kinds(): repair would never look for what a killed run left of it")
+				}
+			})
+		}
 	}
 }
 
@@ -108,7 +164,7 @@ func TestEveryManifestBelongsToALab(t *testing.T) {
 }
 
 func TestByName(t *testing.T) {
-	if d, ok := ByName("orphan"); !ok || d.Name != "orphan" || !d.Uses.StopsKubelet {
+	if d, ok := ByName("orphan"); !ok || d.Name != "orphan" || !d.Uses.FaultsANode() {
 		t.Errorf("ByName(orphan) = %+v, %v", d.Uses, ok)
 	}
 	if _, ok := ByName("nope"); ok {

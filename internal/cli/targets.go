@@ -25,7 +25,7 @@ func labCommands() []*cobra.Command {
 	for _, def := range labs.All {
 		name := def.Name
 		cmd := repoCommand(def.Title(), "Runs "+def.Title()+": "+def.Summary, nil)
-		addLabFlags(cmd, def.Uses.FaultsANode(), def.Uses.ClusterWide != "")
+		addLabFlags(cmd, def.Uses.FaultsANode(), def.Uses.FaultsTheCluster())
 		if name == "scale" {
 			cmd.Flags().Int("nodes", 0, "kwok fake nodes (default 100)")
 			cmd.Flags().Int("pods", 0, "pods in the namespace (default 5000)")

@@ -14,10 +14,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/nodeunit"
@@ -557,20 +553,6 @@ func kubectlFromNode(ctx context.Context, cp cluster.Node) (string, error) {
 		return "", fmt.Errorf("taking kubectl from %s: %w", cp, err)
 	}
 	return path, nil
-}
-
-// markTainted sets the node's TaintedByAnnotation to the run id, or removes
-// it ("" runID). Setting the value it has changes nothing.
-func markTainted(ctx context.Context, client kubernetes.Interface, node, runID string) error {
-	value := any(runID)
-	if runID == "" {
-		value = nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{TaintedByAnnotation: value}}})
-	if _, err := client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		return fmt.Errorf("marking node %s: %w", node, err)
-	}
-	return nil
 }
 
 // unitChangedAt is systemd's time of the unit's change, when it lies

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -150,9 +149,6 @@ type Uses struct {
 	// cluster without kwok the lab runs the rest, and that part's claims
 	// are not checked (the run is partial) instead of the lab refused.
 	FakeNodeOptional bool
-	// StopsKubelet: the lab stops the kubelet on its worker (and restarts
-	// it on every exit path; internal/kubelet arms a dead-man's switch).
-	StopsKubelet bool
 	// NeedsNodeAccess: the lab's steps read the nodes (the workloads' own
 	// logs, kube-proxy's rules) to go on, not only to decide claims: through
 	// a kubeconfig it runs only with -nodeaccess.
@@ -166,22 +162,14 @@ type Uses struct {
 	// Namespaces: the lab makes namespaces and cluster-scoped objects of its
 	// own, named and labelled with the run's id; the recorder watches those
 	// namespaces and keeps the audit log's requests on anything named with
-	// the id. Repair removes what a killed run left of them (repair_objects.go).
+	// the id. Repair removes what a killed run left of them (change_namespace.go).
 	Namespaces bool
-	// HoldsMount: the lab keeps a pod's volume busy on its worker (a process
-	// there, ended on every exit path; systemd ends it by itself too).
-	HoldsMount bool
-	// ClusterWide names a change the lab makes that every tenant of the
-	// cluster feels while it lasts (lab:namespace: an APIService with no
-	// backend fails discovery, so every namespace deletion in the cluster
-	// waits). On a cluster reached through a kubeconfig the lab runs only
-	// with -allowclusterfaults; "" for none.
-	ClusterWide string
-	// KubeletDownAtMost is the dead-man's switch bound of a lab that stops
-	// a kubelet: the node starts it again by itself this long after the
-	// stop if termlab cannot. On a cluster reached through a kubeconfig it
-	// must stay under DefaultUnreachableToleration.
-	KubeletDownAtMost time.Duration
+	// Changes are the changes the lab makes to the cluster besides its
+	// namespace, one value of each kind (change.go), e.g.
+	// lab.KubeletStop{DownAtMost: …}: canRun asks each one's guard,
+	// cleanup and an interrupt its undo, and the run refuses to make a
+	// change the lab did not declare.
+	Changes []Change
 }
 
 // ToleratesCordon lets a lab's pod onto the node named for faults on a
@@ -189,26 +177,6 @@ type Uses struct {
 // guard): the scheduler's NodeUnschedulable filter lets a pod that
 // tolerates this taint onto a cordoned node, as it does DaemonSet pods.
 var ToleratesCordon = corev1.Toleration{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
-
-// DefaultUnreachableToleration is the tolerationSeconds the
-// DefaultTolerationSeconds admission plugin gives every pod for the
-// node.kubernetes.io/unreachable taint: a pod on a node whose kubelet stays
-// away longer is evicted by the taint manager. A kubelet termlab stops on a
-// cluster it did not make comes back sooner, even if termlab is killed.
-const DefaultUnreachableToleration = 300 * time.Second
-
-// FaultsANode reports whether the lab changes its worker itself (a kubelet
-// stopped, a mount held): on a cluster reached through a kubeconfig it runs
-// only on the worker named by -allownodefaults.
-func (u Uses) FaultsANode() bool { return u.StopsKubelet || u.HoldsMount }
-
-// fault says what the lab does to its worker, for a refusal.
-func (u Uses) fault() string {
-	if u.StopsKubelet {
-		return "stops a kubelet"
-	}
-	return "keeps a volume busy on a node"
-}
 
 // HandStep is one step of a lab as a person would do it by hand. Commands
 // may use {ns} (the run's namespace), {pod}, {node} (the lab's worker) and
@@ -238,11 +206,9 @@ const repairTimeout = 3 * time.Minute
 // trustworthy; a failed claim shows as Summary.Verdict "fail", not as an
 // error. Either way the results folder is written.
 //
-// A run goes through named phases, as kind's create does: begin (the run
-// id, the cluster's run lock, the run folder), setUp (repair, namespace,
-// recorder, audit log, clocks, inputs, actor), the lab's steps, finish (the
-// list that always runs: cleanup, the evidence sources stopped, nodes back,
-// no credential kept) and decide (claims, summary, reports).
+// A run goes through named phases, as kind's create does (phases.go):
+// begin, set up, the lab's steps, then finish and decide, which run on
+// every exit path.
 func Execute(parent context.Context, env *cluster.Env, def Definition, opts Options) (*report.Summary, error) {
 	opts.defaults()
 	if env == nil || env.Client == nil {
@@ -261,23 +227,13 @@ func Execute(parent context.Context, env *cluster.Env, def Definition, opts Opti
 	// SIGHUP too: a dropped SSH session must clean up like Ctrl-C.
 	ctx, stopSignals := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stopSignals()
-	x, err := begin(ctx, env, def, opts)
-	if err != nil {
+	x := &execution{def: def, opts: opts, log: opts.Log, closeActor: func() {}}
+	defer x.exit()
+	err := runPhases(ctx, x.phases(env))
+	if x.summary == nil { // not set up: begin or set up removed what it made
 		return nil, err
 	}
-	defer x.lock.Release()
-	// On Ctrl-C, SIGTERM or SIGHUP the kubelets come back at once, not after the
-	// steps unwind: mage exits five seconds after Ctrl-C.
-	defer context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })()
-	if err := x.setUp(ctx); err != nil {
-		return nil, err
-	}
-	defer x.closeActor()
-	x.runSteps(ctx)
-	x.heapAt("steps")
-	x.finish(ctx)
-	x.heapAt("finish")
-	return x.decide()
+	return x.summary, x.err
 }
 
 // heapAt logs the heap's figures and writes a profile at a point of the
@@ -303,6 +259,12 @@ type execution struct {
 	closeActor func()
 	// errs are the run's errors: any one fails the run.
 	errs []string
+	// exits run when Execute returns, the last first (atExit).
+	exits []func()
+	// summary and err are what decide made of the run (nil summary: the
+	// run was not set up).
+	summary *report.Summary
+	err     error
 }
 
 // fail books a run error (nil is none).
@@ -317,35 +279,45 @@ func (x *execution) fail(what string, err error) {
 // folder. The run lock is a Lease in the cluster: a termlab on another
 // machine waits for this run, and this run's repair touches only what runs
 // no longer holding it left.
-func begin(ctx context.Context, env *cluster.Env, def Definition, opts Options) (*execution, error) {
-	log := opts.Log
+func (x *execution) begin(ctx context.Context, env *cluster.Env) error {
+	def, log := x.def, x.log
 	id := NewRunID(time.Now())
-	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), opts.NoWait)
+	lock, err := runlock.Take(ctx, log, env.RESTConfig, runlock.Identity(def.Title()+" run "+id), x.opts.NoWait)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r := &Run{
 		ID: id, Lab: def.Name, Namespace: "termlab-" + def.Name + "-" + id,
-		Env: env, Log: log, opts: opts, lockHolder: lock.Holder(),
+		Env: env, Log: log, opts: x.opts, lockHolder: lock.Holder(), changes: runChanges(def.Uses),
 	}
-	r.Dir = filepath.Join(opts.ResultsDir, def.Name, id)
+	r.Dir = filepath.Join(x.opts.ResultsDir, def.Name, id)
 	if err := os.MkdirAll(r.Dir, evidence.PrivateDir); err != nil {
 		lock.Release()
-		return nil, fmt.Errorf("creating the run folder: %w", err)
+		return fmt.Errorf("creating the run folder: %w", err)
 	}
 	log.Infof("%s run %s: results in %s", def.Title(), id, r.Dir)
-	return &execution{def: def, opts: opts, log: log, r: r, lock: lock, started: time.Now().UTC(), closeActor: func() {}}, nil
+	x.r, x.lock, x.started = r, lock, time.Now().UTC()
+	x.atExit(lock.Release)
+	// On Ctrl-C, SIGTERM or SIGHUP the kubelets come back at once, not after the
+	// steps unwind: mage exits five seconds after Ctrl-C.
+	stop := context.AfterFunc(ctx, func() { x.restoreAfterInterrupt(ctx) })
+	x.atExit(func() { stop() })
+	x.atExit(func() { x.closeActor() }) // set up prepares the actor
+	return nil
 }
 
-// restoreAfterInterrupt brings back what the run changed on its nodes.
+// restoreAfterInterrupt undoes what the run changed on its nodes (each
+// node-side change's undo), and closes the node pods.
 func (x *execution) restoreAfterInterrupt(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if _, err := x.r.restoreKubelets(rctx); err != nil {
-		x.log.Warnf("restoring kubelets after the interrupt: %v", err)
-	}
-	if err := x.r.releaseMounts(rctx); err != nil {
-		x.log.Warnf("releasing mounts after the interrupt: %v", err)
+	for _, c := range x.r.changes {
+		if !c.NodeSide() {
+			continue
+		}
+		if err := c.Undo(rctx, x.r); err != nil {
+			x.log.Warnf("after the interrupt, undoing the change that %s: %v", c.Name(), err)
+		}
 	}
 	// The node pods (privileged, the host's root mounted) go now, not after
 	// the cleanup that an exiting mage may never finish.
@@ -405,9 +377,9 @@ func (x *execution) setUp(ctx context.Context) error {
 }
 
 // runSteps runs the lab's steps, bounded by Options.Timeout or the lab's
-// own StepsBound, whichever is longer; a panic is a
-// run error like any other, so finish still runs.
-func (x *execution) runSteps(ctx context.Context) {
+// own StepsBound, whichever is longer; a panic is a run error like any
+// other, so finish still runs. Its error is booked as the run's too.
+func (x *execution) runSteps(ctx context.Context) (err error) {
 	timeout := x.opts.Timeout
 	if x.def.StepsBound != nil {
 		if b := x.def.StepsBound(); b.Allow > timeout {
@@ -432,14 +404,16 @@ func (x *execution) runSteps(ctx context.Context) {
 	}()
 	defer func() {
 		if p := recover(); p != nil {
-			x.fail("the lab panicked", fmt.Errorf("%v", p))
+			err = fmt.Errorf("%v", p)
+			x.fail("the lab panicked", err)
 		}
 	}()
 	x.r.setActor(x.actor)
 	defer x.r.setActor(byTermlab)
 	if x.actor == nil { // -by's preparation failed: nobody to do the actions
-		x.fail("running the steps", fmt.Errorf("-by=%s: no one to do the actions", x.opts.By))
-		return
+		err := fmt.Errorf("-by=%s: no one to do the actions", x.opts.By)
+		x.fail("running the steps", err)
+		return err
 	}
 	if err := x.def.Steps(stepCtx, x.r); err != nil {
 		switch {
@@ -449,7 +423,9 @@ func (x *execution) runSteps(ctx context.Context) {
 			err = fmt.Errorf("stopped, the run lock lost: %w", err)
 		}
 		x.fail("running the steps", err)
+		return err
 	}
+	return nil
 }
 
 // errLockLost ends the steps of a run whose lock was lost.
@@ -458,7 +434,12 @@ var errLockLost = errors.New("the cluster's run lock was lost")
 // finish is the list that always runs after the steps, each with its own
 // bound past an interrupt: cleanup, the evidence sources stopped, the lock's
 // health, nodes Ready again, and no credential left in the run folder.
-func (x *execution) finish(ctx context.Context) {
+// A run that was not set up has nothing to finish (setUp removed what it
+// made). Its failures are the run's, booked: it returns none.
+func (x *execution) finish(ctx context.Context) error {
+	if !x.wasSetUp() {
+		return nil
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	r := x.r
@@ -484,6 +465,7 @@ func (x *execution) finish(ctx context.Context) {
 		x.fail("after cleanup", r.waitRestartedNodesReady(cctx))
 	}
 	x.fail("checking the run folder for credentials", removeLeaks(r.Dir))
+	return nil
 }
 
 // controllersOf names the controllers the lab's evidence rests on beyond
@@ -694,8 +676,9 @@ func nodeAccess(env *cluster.Env) string {
 }
 
 // canRun refuses a lab the cluster cannot carry, before anything is made:
-// fake nodes where kwok does not run, a kubelet stopped where termlab could
-// not be sure to start it again.
+// fake nodes where kwok does not run, a change its guard refuses here (a
+// kubelet stopped where termlab could not be sure to start it again in
+// time, a change another tenant would feel without the flag that names it).
 func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && !def.Uses.FakeNodeOptional && len(env.FakeNodes) == 0 {
 		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
@@ -703,16 +686,10 @@ func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
 		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
 	}
-	remote := nodeAccess(env) != evidence.NodeAccessDocker
-	if def.Uses.FaultsANode() && remote && env.FaultNode == "" {
-		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", def.Uses.fault())
-	}
-	if def.Uses.ClusterWide != "" && remote && !env.AllowClusterFaults {
-		return fmt.Errorf("the lab %s, which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with -allowclusterfaults (TERMLAB_ALLOW_CLUSTER_FAULTS=1), given by someone who may disturb the whole cluster", def.Uses.ClusterWide)
-	}
-	if def.Uses.StopsKubelet && remote && def.Uses.KubeletDownAtMost >= DefaultUnreachableToleration {
-		return fmt.Errorf("the lab stops a kubelet for up to %s if termlab is killed (its dead-man's switch), not under the %s every pod tolerates an unreachable node by default: on a cluster reached through a kubeconfig that could evict other tenants' pods, so it does not run there",
-			def.Uses.KubeletDownAtMost, DefaultUnreachableToleration)
+	for _, c := range def.Uses.Changes {
+		if err := c.Guard(env); err != nil {
+			return err
+		}
 	}
 	if len(env.Workers) <= def.Uses.Worker {
 		return fmt.Errorf("the lab needs %d schedulable, Ready worker node(s) without the control-plane role; the cluster has %d", def.Uses.Worker+1, len(env.Workers))
@@ -745,31 +722,12 @@ func withFaultNode(env *cluster.Env, def Definition) *cluster.Env {
 	return &c
 }
 
-// namespaceSelector selects the run's namespaces, for a lab that makes its own.
-func namespaceSelector(def Definition, id string) string {
-	if !def.Uses.Namespaces {
-		return ""
-	}
-	return RunIDLabel + "=" + id
-}
-
 func workerNames(env *cluster.Env) []string {
 	var out []string
 	for _, w := range env.Workers {
 		out = append(out, w.String())
 	}
 	return out
-}
-
-func (r *Run) createNamespace(ctx context.Context) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:   r.Namespace,
-		Labels: map[string]string{RunIDLabel: r.ID, LabLabel: r.Lab},
-	}}
-	if _, err := r.Env.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", r.Namespace, err)
-	}
-	return cluster.WaitNamespaceReady(ctx, r.Env.Client, r.Namespace, time.Minute)
 }
 
 // ExecuteAll runs the labs one after the other and returns an error naming

@@ -122,24 +122,32 @@ func TestCanRun(t *testing.T) {
 		uses Uses
 		want string
 	}{
-		{own, Uses{Worker: 1, StopsKubelet: true, FakeNode: true}, ""},
+		{own, Uses{Worker: 1, Changes: []Change{KubeletStop{}}, FakeNode: true}, ""},
 		{remote, Uses{Worker: 0}, ""},
 		{remote, Uses{Worker: 0, FakeNode: true}, "kwok fake nodes"},
-		{remote, Uses{Worker: 1, StopsKubelet: true}, "stops a kubelet"},
+		{remote, Uses{Worker: 1, Changes: []Change{KubeletStop{}}}, "the lab stops a kubelet: on a cluster reached through a kubeconfig it runs only with -allownodefaults"},
+		{remote, Uses{Worker: 0, Changes: []Change{HeldMount{AtMost: time.Minute}}}, "the lab keeps a volume busy on a node: on a cluster reached through a kubeconfig it runs only with -allownodefaults"},
+		{remote, Uses{Worker: 0, Changes: []Change{OutOfServiceTaint{}}}, "-allownodefaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: time.Minute}, OutOfServiceTaint{}}}, ""},
+		// The first guard that refuses speaks: lab:stuck's kubelet, then its taint.
+		{remote, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: time.Minute}, OutOfServiceTaint{}}}, "the lab stops a kubelet"},
 		{remote, Uses{Worker: 0, NeedsNodeAccess: true}, ""},
 		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, NeedsNodeAccess: true}, "-nodeaccess"},
 		{own, Uses{Worker: 0, NeedsNodeAccess: true}, ""},
 		{&cluster.Env{Workers: own.Workers[:1]}, Uses{Worker: 1}, "needs 2 schedulable"},
 		// A change every tenant feels: on termlab's own cluster as always,
 		// through a kubeconfig only when asked for by name.
-		{own, Uses{Worker: 0, ClusterWide: "registers an APIService"}, ""},
-		{remote, Uses{Worker: 0, ClusterWide: "registers an APIService"}, "-allowclusterfaults"},
-		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, ClusterWide: "registers an APIService"}, "-allowclusterfaults"},
-		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, AllowClusterFaults: true}, Uses{Worker: 0, ClusterWide: "registers an APIService"}, ""},
+		{own, Uses{Worker: 0, Changes: []Change{UnavailableAPIService{}}}, ""},
+		{remote, Uses{Worker: 0, Changes: []Change{UnavailableAPIService{}}}, "the lab registers an APIService with no backend (discovery fails for the whole cluster while it exists, and every namespace deletion in it waits), which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with -allowclusterfaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessNone}, Uses{Worker: 0, Changes: []Change{UnavailableAPIService{}}}, "-allowclusterfaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, AllowClusterFaults: true}, Uses{Worker: 0, Changes: []Change{UnavailableAPIService{}}}, ""},
+		// One flag does not stand for the other.
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 0, Changes: []Change{UnavailableAPIService{}}}, "-allowclusterfaults"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, AllowClusterFaults: true}, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: time.Minute}}}, "-allownodefaults"},
 		// A kubelet down longer than pods tolerate an unreachable node: only on termlab's own.
-		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 345 * time.Second}, "not under the 5m0s"},
-		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 295 * time.Second}, ""},
-		{own, Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: 345 * time.Second}, ""},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: 345 * time.Second}}}, "the lab stops a kubelet for up to 5m45s if termlab is killed (its dead-man's switch), not under the 5m0s"},
+		{&cluster.Env{Workers: own.Workers, NodeAccess: evidence.NodeAccessPod, FaultNode: "w2"}, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: 295 * time.Second}}}, ""},
+		{own, Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: 345 * time.Second}}}, ""},
 	} {
 		err := canRun(tc.env, Definition{Name: "x", Uses: tc.uses})
 		switch {
@@ -156,8 +164,8 @@ func TestCanRun(t *testing.T) {
 func TestSkippedLabMakesTheWholePartial(t *testing.T) {
 	remote := &cluster.Env{Workers: []cluster.Node{cluster.NoAccess("w1"), cluster.NoAccess("w2")}, NodeAccess: evidence.NodeAccessPod}
 	defs := []Definition{
-		{Name: "apiservice", Uses: Uses{ClusterWide: "registers an APIService"}},
-		{Name: "kubelet", Uses: Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: time.Minute}},
+		{Name: "apiservice", Uses: Uses{Changes: []Change{UnavailableAPIService{}}}},
+		{Name: "kubelet", Uses: Uses{Worker: 1, Changes: []Change{KubeletStop{DownAtMost: time.Minute}}}},
 	}
 	_, err := ExecuteAll(context.Background(), remote, Options{Log: progress.New(io.Discard)}, defs...)
 	var partial *PartialError
@@ -177,7 +185,7 @@ func TestSkippedLabMakesTheWholePartial(t *testing.T) {
 // The worker named for faults is the one a kubelet-stopping lab uses.
 func TestWithFaultNode(t *testing.T) {
 	env := &cluster.Env{Workers: []cluster.Node{cluster.NoAccess("a"), cluster.NoAccess("b"), cluster.NoAccess("c")}, FaultNode: "a"}
-	got := withFaultNode(env, Definition{Uses: Uses{Worker: 1, StopsKubelet: true}})
+	got := withFaultNode(env, Definition{Uses: Uses{Worker: 1, Changes: []Change{KubeletStop{}}}})
 	if names := strings.Join(workerNames(got), ","); names != "b,a,c" {
 		t.Errorf("workers %s, want the fault node a at index 1", names)
 	}

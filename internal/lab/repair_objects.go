@@ -9,31 +9,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/termlab/termlab/internal/cluster"
 )
 
-// Cluster-scoped objects a lab may make (Uses.Namespaces), labelled with
-// its run id, that a killed run leaves behind.
+// The objects of a cluster switch (switch.go).
 var (
-	APIServicesGVR = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
-	CRDsGVR        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-	pvsGVR         = schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}
-
 	namespacesGVR          = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	clusterRolesGVR        = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 	clusterRoleBindingsGVR = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"}
 )
 
-// removeLeftoverObjects removes the cluster-scoped objects of earlier runs:
-// APIServices first (an unavailable one fails discovery for the whole
-// cluster, and every namespace deletion with it), then each run CRD's
-// custom resources' finalizers (nothing else would ever remove them: a CRD
-// is deleted only once its resources are) and the CRD, then
-// PersistentVolumes. Without a REST config (tests) there is nothing to ask.
-func removeLeftoverObjects(ctx context.Context, env *cluster.Env, currentRunID string) ([]string, error) {
+// leftoverObjects finds and deletes the cluster-scoped objects earlier runs
+// left (labelled with their run id), saying each repair and keeping the
+// errors for err.
+type leftoverObjects struct {
+	dyn          dynamic.Interface
+	currentRunID string
+	say          func(string, ...any)
+	errs         []error
+}
+
+// newLeftoverObjects is nil without a REST config (tests): there is nothing to ask.
+func newLeftoverObjects(env *cluster.Env, currentRunID string, say func(string, ...any)) (*leftoverObjects, error) {
 	if env.RESTConfig == nil {
 		return nil, nil
 	}
@@ -41,51 +40,53 @@ func removeLeftoverObjects(ctx context.Context, env *cluster.Env, currentRunID s
 	if err != nil {
 		return nil, err
 	}
-	var repairs []string
+	return &leftoverObjects{dyn: dyn, currentRunID: currentRunID, say: say}, nil
+}
+
+// list is the objects of other runs than the current one.
+func (o *leftoverObjects) list(ctx context.Context, gvr schema.GroupVersionResource) []unstructured.Unstructured {
+	l, err := o.dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			o.errs = append(o.errs, fmt.Errorf("listing %s of earlier runs: %w", gvr.Resource, err))
+		}
+		return nil
+	}
+	var out []unstructured.Unstructured
+	for _, obj := range l.Items {
+		if obj.GetLabels()[RunIDLabel] != o.currentRunID {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// remove deletes one and says so.
+func (o *leftoverObjects) remove(ctx context.Context, gvr schema.GroupVersionResource, obj unstructured.Unstructured) {
+	err := o.dyn.Resource(gvr).Delete(ctx, obj.GetName(), metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		o.errs = append(o.errs, fmt.Errorf("deleting %s %s of run %s: %w", gvr.Resource, obj.GetName(), obj.GetLabels()[RunIDLabel], err))
+		return
+	}
+	o.say("%s %s of run %s was still there (it did not finish): deleted it", gvr.Resource, obj.GetName(), obj.GetLabels()[RunIDLabel])
+}
+
+func (o *leftoverObjects) err() error { return errors.Join(o.errs...) }
+
+// removeLeftoverSwitches removes the cluster switches of earlier runs
+// (switch.go): a killed run's fires by itself once this run holds the lock;
+// one that could not run is here. It runs after every kind's repair, as
+// cleanup disarms last: what a switch guards, the taint or the APIService,
+// is repaired before it goes.
+func removeLeftoverSwitches(ctx context.Context, env *cluster.Env, currentRunID string, say func(string, ...any)) error {
+	if env.RESTConfig == nil {
+		return nil
+	}
+	dyn, err := dynamic.NewForConfig(env.RESTConfig)
+	if err != nil {
+		return err
+	}
 	var errs []error
-	leftovers := func(gvr schema.GroupVersionResource) []unstructured.Unstructured {
-		l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: RunIDLabel})
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("listing %s of earlier runs: %w", gvr.Resource, err))
-			}
-			return nil
-		}
-		var out []unstructured.Unstructured
-		for _, o := range l.Items {
-			if o.GetLabels()[RunIDLabel] != currentRunID {
-				out = append(out, o)
-			}
-		}
-		return out
-	}
-	del := func(gvr schema.GroupVersionResource, o unstructured.Unstructured) {
-		err := dyn.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting %s %s of run %s: %w", gvr.Resource, o.GetName(), o.GetLabels()[RunIDLabel], err))
-			return
-		}
-		repairs = append(repairs, fmt.Sprintf("%s %s of run %s was still there (it did not finish): deleted it", gvr.Resource, o.GetName(), o.GetLabels()[RunIDLabel]))
-	}
-	for _, o := range leftovers(APIServicesGVR) {
-		del(APIServicesGVR, o)
-	}
-	for _, crd := range leftovers(CRDsGVR) {
-		released, err := releaseCustomResources(ctx, dyn, crd)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if released > 0 {
-			repairs = append(repairs, fmt.Sprintf("%d %s of run %s still had finalizers: removed them", released, crd.GetName(), crd.GetLabels()[RunIDLabel]))
-		}
-		del(CRDsGVR, crd)
-	}
-	for _, o := range leftovers(pvsGVR) {
-		del(pvsGVR, o)
-	}
-	// Cluster switches of earlier runs (switch.go): a killed run's fires by
-	// itself once this run holds the lock; one that could not run is here.
-	// What it guards, the taint or the APIService, is repaired above.
 	for _, gvr := range []schema.GroupVersionResource{namespacesGVR, clusterRolesGVR, clusterRoleBindingsGVR} {
 		l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: SwitchOfRunLabel + "," + SwitchOfRunLabel + "!=" + currentRunID})
 		if err != nil {
@@ -101,46 +102,8 @@ func removeLeftoverObjects(ctx context.Context, env *cluster.Env, currentRunID s
 				errs = append(errs, fmt.Errorf("deleting %s %s of run %s's switch: %w", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel], err))
 				continue
 			}
-			repairs = append(repairs, fmt.Sprintf("%s %s, the switch of run %s, was still there: deleted it", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel]))
+			say("%s %s, the switch of run %s, was still there: deleted it", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel])
 		}
 	}
-	return repairs, errors.Join(errs...)
-}
-
-// releaseCustomResources removes the finalizers of every resource of the
-// CRD, in every namespace, and returns how many it released.
-func releaseCustomResources(ctx context.Context, dyn dynamic.Interface, crd unstructured.Unstructured) (int, error) {
-	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
-	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-	n := 0
-	var errs []error
-	for _, v := range versions {
-		m, _ := v.(map[string]any)
-		name, _ := m["name"].(string)
-		if served, _ := m["served"].(bool); !served || name == "" {
-			continue
-		}
-		gvr := schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
-		l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("listing %s: %w", crd.GetName(), err))
-			}
-			continue
-		}
-		for _, o := range l.Items {
-			if len(o.GetFinalizers()) == 0 {
-				continue
-			}
-			_, err := dyn.Resource(gvr).Namespace(o.GetNamespace()).Patch(ctx, o.GetName(), types.MergePatchType, []byte(finalizersPatch), metav1.PatchOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("removing the finalizers of %s %s/%s: %w", crd.GetName(), o.GetNamespace(), o.GetName(), err))
-				continue
-			}
-			n++
-		}
-		break // one served version lists them all
-	}
-	return n, errors.Join(errs...)
+	return errors.Join(errs...)
 }

@@ -13,18 +13,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/cluster"
-	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/evidence"
-	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
@@ -49,7 +44,11 @@ type Run struct {
 	stoppedKubelet     map[string]cluster.Node
 	heldMounts         map[string]cluster.Node // nodes where a process of the run keeps a mount busy
 	taintedNodes       map[string]corev1.Taint
+	apiServices        []string // the APIServices the run armed a switch for
 	restartedInCleanup []cluster.Node
+	// changes are what the run may change: the lab's declared changes and
+	// its namespace, in the order cleanup undoes them (runChanges).
+	changes []Change
 	// lockHolder is the run lock's holder identity, which the cluster
 	// switches watch; switches are those armed (switch.go).
 	lockHolder string
@@ -214,66 +213,6 @@ type rawJSON string
 
 func (j rawJSON) MarshalJSON() ([]byte, error) { return []byte(j), nil }
 
-// StopKubelet stops only the kubelet on a real node (containerd keeps
-// running). It first arms the node's dead-man's switch (internal/kubelet):
-// the node starts its kubelet by itself restoreAfter from now if termlab
-// cannot (SIGKILL, a lost terminal). From this call on, the run restarts it
-// on every exit path, first thing on an interrupt.
-func (r *Run) StopKubelet(ctx context.Context, node cluster.Node, restoreAfter time.Duration) error {
-	if nodeAccess(r.Env) != evidence.NodeAccessDocker && restoreAfter >= DefaultUnreachableToleration {
-		return fmt.Errorf("stopping the kubelet on %s: its dead-man's switch would start it only after %s, not under the %s every pod tolerates an unreachable node by default; on a cluster reached through a kubeconfig termlab does not risk other tenants' pods (set Uses.KubeletDownAtMost so the lab is refused before it starts)", node, restoreAfter, DefaultUnreachableToleration)
-	}
-	return r.perform(ctx, action{kind: evidence.ActionStopKubelet, target: node.String(), doing: "stopping the kubelet on " + node.String(),
-		equivalent: dockerExec(node, [][]string{kubelet.StopCommand}),
-		request:    nodeRequest{node.String(), [][]string{kubelet.StopCommand}},
-		send:       func(ctx context.Context) error { return kubelet.Stop(ctx, node) },
-		said:       fmt.Sprintf("kubelet on %s stopped (containerd keeps running); the node restarts it by itself in %s if termlab cannot", node, restoreAfter),
-		unit:       &kubeletStopped, node: node,
-		before: func(ctx context.Context) error {
-			r.remember(&r.stoppedKubelet, node) // before the stop: a half-done stop is restarted too
-			// The kubelet that comes back kills and removes the containers it no
-			// longer wants within a second or two: on a loaded machine crictl's
-			// next look finds nothing, and the exit code is lost. containerd's exit
-			// events keep it. Until the switch restores the kubelet, and a minute
-			// for its kills.
-			if err := r.Unobserved(ctx, r.Rec.FollowTaskExits(node, restoreAfter+time.Minute)); err != nil {
-				return fmt.Errorf("following containerd's exits on %s: %w", node, err)
-			}
-			// termlab arms the switch itself, whoever stops the kubelet.
-			if err := kubelet.Arm(ctx, node, r.ID, restoreAfter); err != nil {
-				return fmt.Errorf("arming the dead-man's switch on %s: %w", node, err)
-			}
-			r.Rec.Notef("armed the dead-man's switch on %s: %s", node, dockerExec(node, [][]string{kubelet.ArmCommand(r.ID, restoreAfter)}))
-			return nil
-		},
-	})
-}
-
-// The kubelet's changes, as a person or a script makes them.
-var (
-	kubeletStopped = unitChange{kind: evidence.ActionStopKubelet, unit: "kubelet", active: false, what: "the kubelet"}
-	kubeletStarted = unitChange{kind: evidence.ActionStartKubelet, unit: "kubelet", active: true, what: "the kubelet"}
-)
-
-// StartKubelet starts the kubelet on the node again and disarms its switch.
-// Skipped (-by), the kubelet is still stopped, and cleanup starts it.
-func (r *Run) StartKubelet(ctx context.Context, node cluster.Node) error {
-	return r.perform(ctx, action{kind: evidence.ActionStartKubelet, target: node.String(), doing: "starting the kubelet on " + node.String(),
-		equivalent: dockerExec(node, [][]string{kubelet.StartCommand}),
-		request:    nodeRequest{node.String(), [][]string{kubelet.StartCommand}},
-		send:       func(ctx context.Context) error { return kubelet.Start(ctx, node) },
-		said:       fmt.Sprintf("kubelet on %s started", node),
-		unit:       &kubeletStarted, node: node,
-		after: func(ctx context.Context) error {
-			if err := kubelet.Disarm(ctx, node, r.ID); err != nil {
-				return fmt.Errorf("disarming the dead-man's switch on %s: %w", node, err)
-			}
-			r.forget(r.stoppedKubelet, node.String())
-			return nil
-		},
-	})
-}
-
 // remember notes a node in one of the run's lists of what to undo.
 func (r *Run) remember(list *map[string]cluster.Node, node cluster.Node) {
 	r.mu.Lock()
@@ -318,93 +257,6 @@ func shellJoin(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-// TaintedByAnnotation marks a node termlab tainted: its value is the run id.
-// A later run's repair removes the taints of a run that did not finish.
-const TaintedByAnnotation = "termlab.dev/tainted-by-run"
-
-// TaintNode adds taint to the node (as `kubectl taint` does) and marks the
-// node with the run id. From this call on, cleanup removes it on every exit
-// path, and a later run's repair removes it if this run is killed.
-func (r *Run) TaintNode(ctx context.Context, node string, taint corev1.Taint) error {
-	equivalent := fmt.Sprintf("kubectl taint node %s %s=%s:%s", node, taint.Key, taint.Value, taint.Effect)
-	seen := taintExpect(taint.Key, string(taint.Effect), true)
-	return r.perform(ctx, action{kind: evidence.ActionTaintNode, target: node, equivalent: equivalent, doing: fmt.Sprintf("tainting node %s with %s", node, taint.Key),
-		request: apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"add_taint": taint, "annotation": map[string]string{TaintedByAnnotation: r.ID}}},
-		send:    func(ctx context.Context) error { return setTaint(ctx, r.Env.Client, node, taint, r.ID, true) },
-		audit:   &seen,
-		before: func(ctx context.Context) error {
-			// Armed first: the taint is not made without its switch, which
-			// removes it if this run is killed (clusterswitch).
-			if err := r.ArmSwitch(ctx, clusterswitch.Undo{Node: node, TaintKey: taint.Key, TaintEffect: string(taint.Effect), TaintedBy: TaintedByAnnotation}); err != nil {
-				return err
-			}
-			r.mu.Lock()
-			if r.taintedNodes == nil {
-				r.taintedNodes = map[string]corev1.Taint{}
-			}
-			r.taintedNodes[node] = taint
-			r.mu.Unlock()
-			return nil
-		},
-		// The run's mark, so that a later run's repair finds the taint if
-		// this one is killed: termlab's send sets it with the taint (this
-		// changes nothing then); a script's or a person's taint has none.
-		after: func(ctx context.Context) error { return markTainted(ctx, r.Env.Client, node, r.ID) },
-	})
-}
-
-// UntaintNode removes the taint TaintNode added, and the run's mark.
-// Skipped (-by), the taint is still there, and cleanup removes it.
-func (r *Run) UntaintNode(ctx context.Context, node string, taint corev1.Taint) error {
-	seen := taintExpect(taint.Key, string(taint.Effect), false)
-	return r.perform(ctx, action{kind: evidence.ActionUntaintNode, target: node, doing: fmt.Sprintf("removing taint %s from node %s", taint.Key, node),
-		equivalent: fmt.Sprintf("kubectl taint node %s %s:%s-", node, taint.Key, taint.Effect),
-		request:    apiRequest{Verb: "PATCH", Path: "/api/v1/nodes/" + node, Body: map[string]any{"remove_taint": taint}},
-		send:       func(ctx context.Context) error { return setTaint(ctx, r.Env.Client, node, taint, r.ID, false) },
-		audit:      &seen,
-		after: func(ctx context.Context) error {
-			// termlab's send removed the mark with the taint; a script's did
-			// not, and a mark left behind reads as a killed run's taint.
-			if err := markTainted(ctx, r.Env.Client, node, ""); err != nil {
-				return err
-			}
-			r.mu.Lock()
-			delete(r.taintedNodes, node)
-			r.mu.Unlock()
-			return nil
-		},
-	})
-}
-
-// setTaint adds or removes the taint (by key and effect) and the run's mark,
-// retrying on conflicts with the node controller, which updates taints too.
-func setTaint(ctx context.Context, client kubernetes.Interface, node string, taint corev1.Taint, runID string, add bool) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		var kept []corev1.Taint
-		for _, t := range n.Spec.Taints {
-			if t.Key != taint.Key || t.Effect != taint.Effect {
-				kept = append(kept, t)
-			}
-		}
-		if add {
-			kept = append(kept, taint)
-			if n.Annotations == nil {
-				n.Annotations = map[string]string{}
-			}
-			n.Annotations[TaintedByAnnotation] = runID
-		} else {
-			delete(n.Annotations, TaintedByAnnotation)
-		}
-		n.Spec.Taints = kept
-		_, err = client.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-		return err
-	})
-}
-
 // WaitNodeReady polls the node until its Ready condition is True (polling
 // to reach a state; the node's history is in the recorder's watch).
 func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout time.Duration) error {
@@ -421,28 +273,6 @@ func WaitNodeReady(ctx context.Context, env *cluster.Env, node string, timeout t
 	return nil
 }
 
-// restoreKubelets starts every kubelet the run stopped and has not started
-// again, and returns those nodes. It is the first thing cleanup does, and it
-// also runs the moment the run is interrupted (see Execute): mage exits five
-// seconds after Ctrl-C, whatever cleanup is still doing.
-func (r *Run) restoreKubelets(ctx context.Context) ([]cluster.Node, error) {
-	r.restoring.Lock() // one restore at a time: the interrupt's and cleanup's
-	defer r.restoring.Unlock()
-	r.setActor(byTermlab) // termlab restores what the run changed itself
-	stopped := r.nodesOf(r.stoppedKubelet)
-	var errs []error
-	for _, n := range stopped {
-		r.Log.Infof("cleanup: starting the kubelet on %s again", n)
-		if err := r.StartKubelet(ctx, n); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	r.mu.Lock()
-	r.restartedInCleanup = append(r.restartedInCleanup, stopped...)
-	r.mu.Unlock()
-	return stopped, errors.Join(errs...)
-}
-
 // nodesOf is the nodes of one of the run's lists (stopped kubelets, held
 // mounts), by name.
 func (r *Run) nodesOf(list map[string]cluster.Node) []cluster.Node {
@@ -456,67 +286,35 @@ func (r *Run) nodesOf(list map[string]cluster.Node) []cluster.Node {
 	return out
 }
 
-// cleanup restarts every kubelet the run stopped, then (unless Keep) removes
-// the finalizers of the run's pods and deletes the namespace.
+// cleanup undoes the run's changes, each kind's undo in changeKinds' order:
+// what is on the nodes first (every kubelet the run stopped started again),
+// then, once the API server answers, the taints, the APIServices and the
+// namespace (unless Keep: the finalizers of the run's pods removed, the
+// namespace deleted), and the cluster switches last.
 func (r *Run) cleanup(ctx context.Context) error {
 	var errs []error
 	if r.Rec != nil {
 		end := r.Rec.BeginStep("cleanup")
 		defer end(nil)
 	}
-	if _, err := r.restoreKubelets(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	if err := r.releaseMounts(ctx); err != nil {
-		errs = append(errs, err)
+	for _, c := range r.changes {
+		if c.NodeSide() {
+			errs = append(errs, c.Undo(ctx, r))
+		}
 	}
 	// The rest is API requests: a restarting API server is waited for, not
 	// given up on, so the run's objects do not outlive it.
 	if err := r.waitAPIServer(ctx); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
-	r.mu.Lock()
-	tainted := make(map[string]corev1.Taint, len(r.taintedNodes))
-	for n, t := range r.taintedNodes {
-		tainted[n] = t
-	}
-	r.mu.Unlock()
-	for node, taint := range tainted {
-		r.Log.Infof("cleanup: removing taint %s from %s", taint.Key, node)
-		if err := r.UntaintNode(ctx, node, taint); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if r.opts.Keep {
-		if err := r.markKept(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		r.Log.Infof("cleanup: keeping namespace %s and its pods (finalizers included): kubectl get pods -n %s", r.Namespace, r.Namespace)
-	} else {
-		var held []string
-		_, err := EachPod(ctx, r.Env.Client.CoreV1().Pods(r.Namespace), metav1.ListOptions{LabelSelector: RunIDLabel + "=" + r.ID}, func(p *corev1.Pod) error {
-			if len(p.Finalizers) > 0 {
-				held = append(held, p.Name)
-			}
-			return nil
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("listing the run's pods: %w", err))
-		}
-		for _, name := range held {
-			if err := r.removeFinalizers(ctx, evidence.ActionCleanupRemoveFinalizers, name); err != nil && !apierrors.IsNotFound(errors.Unwrap(err)) {
-				errs = append(errs, err)
-			}
-		}
-		if err := r.deleteNamespace(ctx); err != nil {
-			errs = append(errs, err)
+	for _, c := range r.changes {
+		if !c.NodeSide() {
+			errs = append(errs, c.Undo(ctx, r))
 		}
 	}
 	// Last: a switch goes only once what it guards is undone (the lab's own
 	// cleanup of its cluster-wide objects ran with its steps).
-	if err := r.disarmSwitches(ctx); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, r.disarmSwitches(ctx))
 	return errors.Join(errs...)
 }
 
@@ -573,40 +371,6 @@ func (r *Run) waitAPIServer(ctx context.Context) error {
 			return fmt.Errorf("waiting for the API server to clean up: gave up after %s, as the engine under the nodes did not answer", time.Since(engineDownSince).Round(time.Second))
 		}
 	}
-}
-
-// waitRestartedNodesReady leaves the nodes whose kubelet cleanup restarted
-// as the run found them: Ready (the next lab may schedule there). It runs
-// after the reports are written, so an impatient interrupt loses nothing.
-func (r *Run) waitRestartedNodesReady(ctx context.Context) error {
-	r.mu.Lock()
-	nodes := append([]cluster.Node(nil), r.restartedInCleanup...)
-	r.mu.Unlock()
-	var errs []error
-	for _, n := range nodes {
-		r.Log.Infof("cleanup: waiting for %s to be Ready again", n)
-		if err := WaitNodeReady(ctx, r.Env, n.String(), 90*time.Second); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (r *Run) markKept(ctx context.Context) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, KeepLabel)
-	_, err := r.Env.Client.CoreV1().Namespaces().Patch(ctx, r.Namespace, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil {
-		return fmt.Errorf("marking namespace %s as kept: %w", r.Namespace, err)
-	}
-	return nil
-}
-
-func (r *Run) deleteNamespace(ctx context.Context) error {
-	err := r.Env.Client.CoreV1().Namespaces().Delete(ctx, r.Namespace, metav1.DeleteOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting namespace %s: %w", r.Namespace, err)
-	}
-	return nil
 }
 
 // copyInputs saves the lab's pod manifests, the kind config and the kwok

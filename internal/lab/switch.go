@@ -103,29 +103,11 @@ func (r *Run) disarmSwitches(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// undone says whether the change a switch guards is gone.
+// undone says whether the change a switch guards is gone (its kind's
+// check: change_taint.go, change_apiservice.go).
 func (r *Run) undone(ctx context.Context, u clusterswitch.Undo) (bool, error) {
 	if u.Node != "" {
-		n, err := r.Env.Client.CoreV1().Nodes().Get(ctx, u.Node, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			return false, err
-		}
-		if n.Annotations[u.TaintedBy] == r.ID {
-			return false, nil
-		}
-		for _, t := range n.Spec.Taints {
-			if t.Key == u.TaintKey && string(t.Effect) == u.TaintEffect && n.Annotations[u.TaintedBy] == "" {
-				return false, nil
-			}
-		}
-		return true, nil
+		return r.taintGone(ctx, u)
 	}
-	_, err := r.Env.Client.Discovery().RESTClient().Get().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/" + u.APIService).Do(ctx).Raw()
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	return false, err
+	return r.apiServiceGone(ctx, u.APIService)
 }

@@ -93,7 +93,7 @@ func labCommands(def lab.Definition, env *cluster.Env, k kubectl) []Command {
 			cmds = append(cmds, Command{"docker exec " + node + " crictl ps -a --label io.kubernetes.pod.name=" + p.name, p.name + "'s container as the node's runtime sees it"})
 		}
 	}
-	if def.Uses.StopsKubelet && node != "" {
+	if _, stops := lab.Declared[lab.KubeletStop](def.Uses); stops && node != "" {
 		cmds = append(cmds,
 			Command{"docker exec " + node + " systemctl is-active kubelet", "is the kubelet running on " + node + "?"},
 			Command{"kubectl get nodes -w", "the node turning NotReady and Ready again"})

@@ -78,7 +78,7 @@ func TestGuideHintsFromEvents(t *testing.T) {
 }
 
 func TestKubeletHintsNameTheNodeActedOn(t *testing.T) {
-	def := lab.Definition{Name: "orphan", Uses: lab.Uses{Worker: 1, StopsKubelet: true}, Manifests: []string{"orphan-process.yaml"}}
+	def := lab.Definition{Name: "orphan", Uses: lab.Uses{Worker: 1, Changes: []lab.Change{lab.KubeletStop{}}}, Manifests: []string{"orphan-process.yaml"}}
 	var out bytes.Buffer
 	g := newGuide(&out, nil, def)
 	g.onEvent(lab.Event{Kind: lab.ActionSent, Namespace: "ns1", Action: &evidence.Action{Kind: "stop-kubelet", Target: "termlab-worker2"}})

@@ -61,7 +61,7 @@ var Definition = lab.Definition{
 	Question:  "The container of a deleted pod has exited and the node is healthy. Why can the pod still stay Terminating — and when does it go once what holds its volume lets go?",
 	Summary:   "a process on the node keeps the pod's tmpfs volume busy: the container exits, the kubelet's unmount fails and the object stays until the mount is released",
 	Predict:   "A process on the node has its working directory in the pod's volume. The pod is deleted and its container exits at once: when does the object go — at once, after its 30 s grace period, or never while the process stays?",
-	Uses:      lab.Uses{Worker: 0, HoldsMount: true},
+	Uses:      lab.Uses{Worker: 0, Changes: []lab.Change{lab.HeldMount{AtMost: MaxHold}}},
 	Manifests: []string{"mounted.yaml"},
 	ByHand: []lab.HandStep{
 		{Title: "create pod mounted (a memory-backed emptyDir) on the first worker and wait until it is Ready", Pod: pod,

@@ -46,7 +46,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/termlab/termlab/internal/cluster"
-	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 )
@@ -107,7 +106,7 @@ var Definition = lab.Definition{
 	Question:  "What keeps a deleted namespace Terminating when no pod in it is stuck — an unavailable APIService, a custom resource whose controller is gone, a claim in use — how does the namespace's own status say which, and does the right release (not stripping the namespace's finalizers) let it go, and how soon?",
 	Summary:   "namespaces held by an unavailable APIService, an orphaned custom resource and a claim in use, each found from the namespace's conditions and released the right way",
 	Predict:   "Three namespaces are deleted: one while an APIService has no backend, one holding a custom resource with a finalizer nobody removes, one whose pod uses a claim. Which ones stay Terminating, what do their conditions say, and what frees each?",
-	Uses:      lab.Uses{Worker: 0, Namespaces: true, ClusterWide: "registers an APIService with no backend (discovery fails for the whole cluster while it exists, and every namespace deletion in it waits)"},
+	Uses:      lab.Uses{Worker: 0, Namespaces: true, Changes: []lab.Change{lab.UnavailableAPIService{}}},
 	Manifests: []string{Manifest},
 	ByHand: []lab.HandStep{
 		{Title: "an APIService with no backend holds a namespace",
@@ -388,7 +387,7 @@ func (h *held) createAPIService(ctx context.Context, labels map[string]string) e
 	r := h.r
 	// Its switch first: every tenant's namespace deletion waits while the
 	// APIService exists, so it must go even if termlab is killed.
-	if err := r.ArmSwitch(ctx, clusterswitch.Undo{APIService: APIServiceName(r.ID)}); err != nil {
+	if err := r.ArmAPIServiceSwitch(ctx, APIServiceName(r.ID)); err != nil {
 		return err
 	}
 	svc := &unstructured.Unstructured{Object: map[string]any{

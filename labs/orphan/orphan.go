@@ -65,7 +65,7 @@ var Definition = lab.Definition{
 	Question:  "The kubelet on a worker is stopped and its pod is force-deleted. Is the container still running with no API object — and what happens to it when the kubelet comes back?",
 	Summary:   "with the kubelet stopped, a force delete removes the object while the container keeps running",
 	Predict:   "The kubelet is stopped, then the pod is force-deleted: does the API object go? Does the container keep running, and for how long? What does the API say about the node meanwhile?",
-	Uses:      lab.Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: KubeletRestoreAfter},
+	Uses:      lab.Uses{Worker: 1, Changes: []lab.Change{lab.KubeletStop{DownAtMost: KubeletRestoreAfter}}},
 	Manifests: []string{"orphan-process.yaml"},
 	ByHand: []lab.HandStep{
 		{Title: "create pod orphan-process on the second worker and wait until it is Ready", Pod: "orphan-process",

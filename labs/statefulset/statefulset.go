@@ -103,7 +103,7 @@ var Definition = lab.Definition{
 	Question: "A StatefulSet promises at most one pod per identity. Does it keep that promise while its pod's node is unreachable — and what happens to it after a force delete?",
 	Summary:  "no replacement while the pod is Terminating; after a force delete two processes write under one identity until the old kubelet returns",
 	Predict:  "A StatefulSet pod on a node whose kubelet is down: after an ordinary delete, does the controller start a second ident-0? After a force delete? How many processes write as ident-0, and for how long?",
-	Uses:     lab.Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: KubeletRestoreAfter},
+	Uses:     lab.Uses{Worker: 1, Changes: []lab.Change{lab.KubeletStop{DownAtMost: KubeletRestoreAfter}}},
 	ByHand: []lab.HandStep{
 		{Title: "the ledger: a Deployment and a Service on the control plane",
 			Do:  []string{"kubectl create -n {ns} -f inputs/objects/service-ledger.sent.yaml -f inputs/objects/deployment-ledger.sent.yaml  # from the run folder: image, placement and run labels filled in"},

@@ -73,7 +73,7 @@ var Definition = lab.Definition{
 	Question:  "A pod is deleted the ordinary way while its node's kubelet is down. Why does it stay Terminating — and what does the out-of-service taint, the documented way out, do to it and to its still-running container?",
 	Summary:   "a delete nobody can finish stays Terminating; the out-of-service taint gets the pod GC to force-delete it, while the container runs on",
 	Predict:   "An ordinary delete while the node's kubelet is down: when does the pod leave Terminating \u2014 after its 30 s grace period, when the node turns NotReady, or never? And after the out-of-service taint?",
-	Uses:      lab.Uses{Worker: 1, StopsKubelet: true, KubeletDownAtMost: KubeletRestoreAfter},
+	Uses:      lab.Uses{Worker: 1, Changes: []lab.Change{lab.KubeletStop{DownAtMost: KubeletRestoreAfter}, lab.OutOfServiceTaint{}}},
 	Manifests: []string{"stuck.yaml"},
 	ByHand: []lab.HandStep{
 		{Title: "create pod stuck on the second worker and wait until it is Ready", Pod: pod,

@@ -91,7 +91,7 @@ func TestLabsThroughKubeconfig(t *testing.T) {
 					continue
 				}
 				runEnv := env
-				if def.Uses.ClusterWide != "" {
+				if def.Uses.FaultsTheCluster() {
 					// A change every tenant feels runs only when asked for by name.
 					if _, err := lab.Execute(ctx, env, def, lab.Options{}); err == nil || !strings.Contains(err.Error(), "-allowclusterfaults") {
 						t.Errorf("%s through a kubeconfig without -allowclusterfaults: %v, want a refusal naming it", def.Title(), err)
