@@ -67,7 +67,7 @@ func TestEveryLabIsComplete(t *testing.T) {
 			// that stops a kubelet also passes -allownodefaults; every one
 			// -nowait. A lab with
 			// flags of its own (lab:scale) has its own function there.
-			flags := `targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess`
+			flags := `targets.LabFlags{By: by, Kubeconfig: kubeconfig, Context: context, NodeAccess: nodeaccess, ControlPlaneAccess: controlplaneaccess`
 			if d.Uses.FaultsANode() {
 				flags += `, AllowNodeFaults: allownodefaults`
 			}

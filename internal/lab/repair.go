@@ -9,6 +9,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/mounthold"
+	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -76,6 +77,14 @@ func RemoveLeftovers(ctx context.Context, env *cluster.Env, log *progress.Logger
 		}
 	}
 	errs = append(errs, removeLeftoverSwitches(ctx, env, currentRunID, p.Say))
+	// The node pods are the target's, not a run's (internal/nodepod: their
+	// guard is the flags, their undo Close, their switch its own): a
+	// killed arming of their switch leaves one that nothing fires.
+	nodePodSwitches, err := nodepod.RemoveLeftoverSwitches(ctx, env.Client)
+	for _, line := range nodePodSwitches {
+		p.Say("%s", line)
+	}
+	errs = append(errs, err)
 	return p.lines, errors.Join(errs...)
 }
 

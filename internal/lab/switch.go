@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/runlock"
