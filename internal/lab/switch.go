@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-
 	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/runlock"
 	"github.com/termlab/termlab/internal/switcharm"
