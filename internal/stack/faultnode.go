@@ -13,6 +13,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -77,7 +78,7 @@ func checkFaultNode(ctx context.Context, log *progress.Logger, env *cluster.Env,
 func PodsInTheWay(pods []corev1.Pod) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range pods {
-		if _, ours := p.Labels[lab.RunIDLabel]; ours {
+		if termlabs(p) {
 			continue
 		}
 		if _, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
@@ -95,6 +96,17 @@ func PodsInTheWay(pods []corev1.Pod) []corev1.Pod {
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// termlabs reports a pod termlab started: a run's (its id label) or a
+// dead-man's switch's (a lab's or the node pods'), which ends with its run.
+func termlabs(p corev1.Pod) bool {
+	for _, label := range []string{lab.RunIDLabel, lab.SwitchOfRunLabel, nodepod.SwitchLabel} {
+		if _, ok := p.Labels[label]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func ownedByDaemonSet(p corev1.Pod) bool {

@@ -93,6 +93,8 @@ func TestPodsInTheWay(t *testing.T) {
 		pod("kube-system", "kube-proxy-x", ownedBy("DaemonSet", "kube-proxy")),
 		pod("kube-system", "etcd-node", func(p *corev1.Pod) { p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"} }),
 		pod("termlab-stuck-1", "stuck", func(p *corev1.Pod) { p.Labels = map[string]string{"termlab.dev/run-id": "1"} }),
+		pod("termlab-switch-ab-1", "switch", func(p *corev1.Pod) { p.Labels = map[string]string{"termlab.dev/switch-of-run": "1"} }),
+		pod("termlab-switch-cd-1", "switch", func(p *corev1.Pod) { p.Labels = map[string]string{"termlab.dev/switch-of-node-access": "2"} }),
 		pod("tenant", "web-1", ownedBy("ReplicaSet", "web-abc")),
 		pod("tenant", "db-0", ownedBy("StatefulSet", "db")),
 		pod("tenant", "bare", nil),

@@ -33,6 +33,10 @@ const (
 	// readyWithin bounds the wait for the switch's pod to run: the change is
 	// not made before its switch is armed.
 	readyWithin = 90 * time.Second
+	// settleFor is how long the switch runs unrestarted before it counts as
+	// armed: a refused Spec or a missing token ends it within milliseconds,
+	// and its first look at the Lease is done by then.
+	settleFor = 3 * time.Second
 )
 
 // Bound is the longest a guarded change outlives a run killed outright:
@@ -94,8 +98,12 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 	if _, err := c.CoreV1().Pods(name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating its pod: %w", err)
 	}
-	// Polling to reach a state (the switch is not evidence of a lab).
+	// Polling to reach a state (the switch is not evidence of a lab). A
+	// switch that refuses its Spec exits at once, yet its container is
+	// Ready for that moment: armed is running, never restarted, for
+	// settleFor by this process's clock.
 	var last string
+	var runningSince time.Time
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, readyWithin, true, func(ctx context.Context) (bool, error) {
 		p, err := c.CoreV1().Pods(name).Get(ctx, pod.Name, metav1.GetOptions{})
 		if err != nil {
@@ -107,12 +115,20 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 			if cs.State.Waiting != nil {
 				last += " (" + cs.State.Waiting.Reason + ")"
 			}
-			if cs.State.Terminated != nil {
-				return false, fmt.Errorf("the switch's pod exited (%s, code %d): kubectl logs -n %s switch", cs.State.Terminated.Reason, cs.State.Terminated.ExitCode, name)
+			if exited := exitedOnce(cs); exited != "" {
+				return false, fmt.Errorf("the switch's pod exited (%s): kubectl logs -n %s switch --previous", exited, name)
 			}
-			if cs.Ready {
+			if cs.State.Running == nil || !cs.Ready {
+				runningSince = time.Time{}
+				continue
+			}
+			if runningSince.IsZero() {
+				runningSince = time.Now()
+			}
+			if time.Since(runningSince) >= settleFor {
 				return true, nil
 			}
+			last = "running, settling"
 		}
 		return false, nil
 	})
@@ -120,6 +136,20 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 		return fmt.Errorf("waiting for the switch's pod %s/switch on %s to run (last: %s): %w", name, node, last, err)
 	}
 	return nil
+}
+
+// exitedOnce says how the switch's container ended, now or before a
+// restart; "" while it never has.
+func exitedOnce(cs corev1.ContainerStatus) string {
+	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+		if t != nil {
+			return fmt.Sprintf("%s, code %d", t.Reason, t.ExitCode)
+		}
+	}
+	if cs.RestartCount > 0 {
+		return fmt.Sprintf("restarted %d times", cs.RestartCount)
+	}
+	return ""
 }
 
 // Rules grant the switch what it undoes and its own removal, each by

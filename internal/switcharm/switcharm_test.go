@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/termlab/termlab/internal/clusterswitch"
 )
 
@@ -43,5 +45,25 @@ func TestName(t *testing.T) {
 	a, b := Name(id, 1), Name(id, 2)
 	if a == b || strings.Contains(a, id) || len(a) > 63 || !strings.HasPrefix(a, "termlab-switch-") {
 		t.Errorf("switch names %q, %q for run %s", a, b, id)
+	}
+}
+
+// A switch that exited, now or before a restart, is not armed, however
+// Ready its container looks for a moment.
+func TestExitedOnce(t *testing.T) {
+	refused := &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}
+	for _, tc := range []struct {
+		name string
+		cs   corev1.ContainerStatus
+		want string
+	}{
+		{"running", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, ""},
+		{"exited", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
+		{"running again after exiting", corev1.ContainerStatus{Ready: true, RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
+		{"restarted, its end not kept", corev1.ContainerStatus{RestartCount: 3, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, "restarted 3 times"},
+	} {
+		if got := exitedOnce(tc.cs); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
