@@ -48,15 +48,6 @@ import (
 // it as its own.
 const foreignName = "foreign-e2e"
 
-// nodePodsHaveASwitch: node pods (privileged, host root) of a SIGKILLed run
-// are undone by a cluster switch within the same bound as a taint or an
-// APIService (lab.SwitchBound after the run lock's last renewal). Until
-// that lands, such pods go only at their activeDeadlineSeconds
-// (nodepod.DefaultLifetime, 30 min) or at the next run's repair: the test
-// then checks that bound and says, in its log, that the switch is not
-// checked. Set it to true with the node-pod switch.
-const nodePodsHaveASwitch = false
-
 // TestForeignCluster is issue #43's "Done when" on a second plain kind
 // cluster that termlab did not make, made here as a user makes one (`kind
 // create cluster`: one control plane, two workers, termlab's node image,
@@ -76,7 +67,9 @@ const nodePodsHaveASwitch = false
 //   - SIGKILL of `go tool mage lab:namespace|stuck|statefulset` (its process
 //     group) while its fault is in place: with no second termlab run, the
 //     APIService and the taint are gone within the cluster switch's bound,
-//     and the switch with them; the node pods (nodePodsHaveASwitch).
+//     the node pods within theirs (on the worker whose kubelet is stopped:
+//     Terminating, gone once the kubelet is back), and the switches with
+//     them.
 func TestForeignCluster(t *testing.T) {
 	began := time.Now()
 	root, err := project.Root()
@@ -187,8 +180,11 @@ func TestForeignCluster(t *testing.T) {
 			return !apiGone.IsZero() && !nsGone.IsZero(), nil
 		})
 		out, code = m.wait(t, 5*time.Minute)
-		if code != 0 || !strings.Contains(out, ": pass (") {
-			t.Errorf("lab:namespace -allowclusterfaults exited %d, want 0 (pass)", code)
+		// A plain kind cluster's API server writes no audit log, on which
+		// five of the lab's six claims rest: they are not checked (partial,
+		// exit 4), never failed.
+		if !(code == 0 && strings.Contains(out, ": pass (")) && !(code == lab.ExitPartial && strings.Contains(out, ": partial (")) {
+			t.Errorf("lab:namespace -allowclusterfaults exited %d, want 0 (pass) or %d (partial: claims resting on the audit log not checked)", code, lab.ExitPartial)
 		}
 		if err != nil {
 			t.Fatalf("the tenant's namespace (gone: %v) or the APIService (gone: %v) still there 5 min after the delete", !nsGone.IsZero(), !apiGone.IsZero())
@@ -264,13 +260,6 @@ func TestForeignCluster(t *testing.T) {
 					if gone > bound {
 						t.Errorf("%s went %s after the SIGKILL, later than %s", tc.what, gone.Round(100*time.Millisecond), bound)
 					}
-					// The switch removed itself too.
-					err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-						return len(switchLeftovers(ctx, fc.client)) == 0, nil
-					})
-					if err != nil {
-						t.Errorf("the switch is still there a minute after it fired: %v", switchLeftovers(ctx, fc.client))
-					}
 				}
 				if tc.lab != "namespace" {
 					// The node's own switch is armed: it starts the kubelet by
@@ -281,8 +270,10 @@ func TestForeignCluster(t *testing.T) {
 					}
 				}
 				if tc.lab != "namespace" { // lab:namespace runs without node pods
-					fc.checkNodePodsGone(t, ctx, killedAt, left)
+					fc.checkNodePodsUndone(t, ctx, killedAt, left, fault)
 				}
+				// The switches removed themselves too.
+				fc.waitNoSwitch(t, ctx, "a minute after they fired")
 				if tainted, err := outOfService(ctx, fc.client, fault); err != nil || tainted {
 					t.Errorf("%s tainted out-of-service after the SIGKILL (%v)", fault, err)
 				}
@@ -295,6 +286,9 @@ func TestForeignCluster(t *testing.T) {
 					// the node's own timer would start the kubelet (stuck 3 min
 					// 50 s, statefulset 4 min 55 s).
 					fc.startKubelet(t, ctx, fault)
+					// What the switch deleted while the kubelet was stopped
+					// goes once it is back.
+					fc.waitNamespacesGone(t, ctx, left, "after the kubelet on "+fault+" was started again")
 				}
 				checkElsewhere(t)
 			})
@@ -400,6 +394,7 @@ func newForeignCluster(t *testing.T) *foreignCluster {
 	if err := cluster.WaitNodesReady(ctx, client, 3*time.Minute, nil); err != nil {
 		t.Fatalf("the nodes of %s: %v", foreignName, err)
 	}
+	fc.waitImageListed(t, ctx)
 	// Pods can be made once the default ServiceAccount is.
 	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
@@ -440,6 +435,39 @@ func (fc *foreignCluster) loadWorkloadImage(t *testing.T, ctx context.Context) {
 	}
 }
 
+// waitImageListed waits until every node's status lists the workload
+// image: termlab decides from it whether a node has the image (its node
+// pods' and switches' image), and a kubelet lists a newly loaded image only
+// at a later status update.
+func (fc *foreignCluster) waitImageListed(t *testing.T, ctx context.Context) {
+	t.Helper()
+	begin := time.Now()
+	var missing []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := fc.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		missing = nil
+		for _, n := range list.Items {
+			listed := false
+			for _, img := range n.Status.Images {
+				listed = listed || slices.ContainsFunc(img.Names, func(name string) bool {
+					return name == images.WorkloadRef || strings.HasSuffix(name, "/"+images.WorkloadRef)
+				})
+			}
+			if !listed {
+				missing = append(missing, n.Name)
+			}
+		}
+		return len(missing) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("nodes %v do not list %s in their status 3 min after it was loaded", missing, images.WorkloadRef)
+	}
+	t.Logf("every node lists %s in its status %s after it was loaded", images.WorkloadRef, time.Since(begin).Round(100*time.Millisecond))
+}
+
 // checkUntouched: nothing of a lab's is left in place on the node or in
 // the cluster (between runs, or after a refusal).
 func (fc *foreignCluster) checkUntouched(t *testing.T, ctx context.Context, node string) {
@@ -453,10 +481,42 @@ func (fc *foreignCluster) checkUntouched(t *testing.T, ctx context.Context, node
 	if names, err := labAPIServices(ctx, fc.client); err != nil || len(names) > 0 {
 		t.Errorf("APIServices of a lab left: %v (%v)", names, err)
 	}
-	if left := switchLeftovers(ctx, fc.client); len(left) > 0 {
-		t.Errorf("a cluster switch left: %v", left)
-	}
 	assertNoNodePods(t, fc.client)
+	// A disarmed switch's namespace is deleted, not waited for.
+	fc.waitNoSwitch(t, ctx, "30 s after the run")
+}
+
+// waitNoSwitch waits up to a minute for every cluster switch (a lab's, the
+// node pods') to be gone.
+func (fc *foreignCluster) waitNoSwitch(t *testing.T, ctx context.Context, when string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		return len(switchLeftovers(ctx, fc.client)) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("cluster switches still there %s: %v", when, switchLeftovers(ctx, fc.client))
+	}
+}
+
+// waitNamespacesGone waits up to two minutes for the namespaces to be gone.
+func (fc *foreignCluster) waitNamespacesGone(t *testing.T, ctx context.Context, names []string, when string) {
+	t.Helper()
+	begin := time.Now()
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		left = nil
+		for _, ns := range names {
+			if _, err := fc.client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				left = append(left, ns)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("namespaces %v still there two minutes %s", left, when)
+		return
+	}
+	t.Logf("namespaces %v gone %s %s", names, time.Since(begin).Round(100*time.Millisecond), when)
 }
 
 // restoreTimers lists the kubelet restore timers armed on the node.
@@ -487,55 +547,58 @@ func (fc *foreignCluster) startKubelet(t *testing.T, ctx context.Context, node s
 	}
 }
 
-// checkNodePodsGone: the node pods a SIGKILLed run left (their namespaces,
-// left) are gone within the cluster switch's bound once node pods have one
-// (nodePodsHaveASwitch); until then, that each ends by itself within its
-// activeDeadlineSeconds. On a node whose kubelet is stopped (the node named
-// for faults), a pod deleted the ordinary way stays Terminating until the kubelet is
-// back, so the check runs before the test starts it again.
-func (fc *foreignCluster) checkNodePodsGone(t *testing.T, ctx context.Context, killedAt time.Time, left []string) {
+// checkNodePodsUndone: the node pods a SIGKILLed run left (their
+// namespaces, left) are undone by their cluster switch within its bound
+// (nodepod.SwitchBound after termlab's last renewal of their alive Lease):
+// each namespace deleted and its pods gone. A pod on the node whose kubelet
+// the lab stopped (stopped) cannot go before that kubelet is back, nor can
+// anything in the cluster stop its container: there it must be
+// Terminating within the bound (waitNamespacesGone then sees it go once the
+// kubelet runs).
+func (fc *foreignCluster) checkNodePodsUndone(t *testing.T, ctx context.Context, killedAt time.Time, left []string, stopped string) {
 	t.Helper()
 	if len(left) == 0 {
 		t.Errorf("no node pod was running at the SIGKILL: nothing for the check to find")
-	}
-	podsIn := func(ctx context.Context) ([]corev1.Pod, error) {
-		var pods []corev1.Pod
-		for _, ns := range left {
-			l, err := fc.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			pods = append(pods, l.Items...)
-		}
-		return pods, nil
-	}
-	if !nodePodsHaveASwitch {
-		pods, err := podsIn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pods {
-			if d := p.Spec.ActiveDeadlineSeconds; d == nil || time.Duration(*d)*time.Second > nodepod.DefaultLifetime {
-				t.Errorf("node pod %s/%s has activeDeadlineSeconds %v: nothing ends it within %s", p.Namespace, p.Name, d, nodepod.DefaultLifetime)
-			}
-		}
-		t.Logf("NOT CHECKED (no cluster switch for node pods yet, nodePodsHaveASwitch=false): %d node pod(s) in %v %s after the SIGKILL; they end at their activeDeadlineSeconds (%s) or at the next run's repair",
-			len(pods), left, time.Since(killedAt).Round(100*time.Millisecond), nodepod.DefaultLifetime)
 		return
 	}
-	bound := lab.SwitchBound + switchSlackInCluster
+	bound := nodepod.SwitchBound + switchSlackInCluster
+	var pending, terminating []string
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, bound+time.Minute, true, func(ctx context.Context) (bool, error) {
-		pods, err := podsIn(ctx)
-		return err == nil && len(pods) == 0, nil
+		pending, terminating = nil, nil
+		for _, name := range left {
+			ns, err := fc.client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil || ns.DeletionTimestamp == nil {
+				pending = append(pending, "namespace "+name+" not being deleted")
+				continue
+			}
+			pods, err := fc.client.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				pending = append(pending, "listing the pods of "+name+": "+err.Error())
+				continue
+			}
+			for _, p := range pods.Items {
+				what := "pod " + p.Namespace + "/" + p.Name + " on " + p.Spec.NodeName
+				if p.Spec.NodeName == stopped && p.DeletionTimestamp != nil {
+					terminating = append(terminating, what)
+					continue
+				}
+				pending = append(pending, what)
+			}
+		}
+		return len(pending) == 0, nil
 	})
 	gone := time.Since(killedAt)
 	if err != nil {
-		pods, _ := podsIn(ctx)
-		t.Fatalf("%d node pod(s) in %v still there %s after the SIGKILL", len(pods), left, gone.Round(100*time.Millisecond))
+		t.Errorf("%s after the SIGKILL (bound %s + %s) the node pods are not undone: %s", gone.Round(100*time.Millisecond), nodepod.SwitchBound, switchSlackInCluster, strings.Join(pending, "; "))
+		return
 	}
-	t.Logf("the node pods in %v gone %s after the SIGKILL (bound %s + %s)", left, gone.Round(100*time.Millisecond), lab.SwitchBound, switchSlackInCluster)
+	t.Logf("node pods in %v undone %s after the SIGKILL, with no termlab running (bound %s + %s); Terminating until the kubelet on %s is back: %v",
+		left, gone.Round(100*time.Millisecond), nodepod.SwitchBound, switchSlackInCluster, stopped, terminating)
 	if gone > bound {
-		t.Errorf("the node pods went %s after the SIGKILL, later than %s", gone.Round(100*time.Millisecond), bound)
+		t.Errorf("the node pods were undone %s after the SIGKILL, later than %s", gone.Round(100*time.Millisecond), bound)
 	}
 }
 
@@ -654,22 +717,25 @@ func outOfService(ctx context.Context, client kubernetes.Interface, node string)
 	return false, nil
 }
 
-// switchLeftovers are the cluster switches' namespaces and ClusterRoles.
+// switchLeftovers are the cluster switches' namespaces and ClusterRoles:
+// a lab's (its taint, its APIService) and the node pods'.
 func switchLeftovers(ctx context.Context, client kubernetes.Interface) []string {
 	var out []string
-	ns, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: lab.SwitchOfRunLabel})
-	if err != nil {
-		return []string{"listing namespaces: " + err.Error()}
-	}
-	for _, n := range ns.Items {
-		out = append(out, "namespace "+n.Name)
-	}
-	roles, err := client.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{LabelSelector: lab.SwitchOfRunLabel})
-	if err != nil {
-		return append(out, "listing ClusterRoles: "+err.Error())
-	}
-	for _, r := range roles.Items {
-		out = append(out, "ClusterRole "+r.Name)
+	for _, label := range []string{lab.SwitchOfRunLabel, nodepod.SwitchLabel} {
+		ns, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: label})
+		if err != nil {
+			return append(out, "listing namespaces: "+err.Error())
+		}
+		for _, n := range ns.Items {
+			out = append(out, "namespace "+n.Name)
+		}
+		roles, err := client.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{LabelSelector: label})
+		if err != nil {
+			return append(out, "listing ClusterRoles: "+err.Error())
+		}
+		for _, r := range roles.Items {
+			out = append(out, "ClusterRole "+r.Name)
+		}
 	}
 	return out
 }
