@@ -77,7 +77,7 @@ func TestForeignCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	fc := newForeignCluster(t)
-	run := foreignRunner{t: t, root: root, env: hiddenDockerEnv(t), kubeconfig: fc.kubeconfig}
+	run := foreignRunner{root: root, env: hiddenDockerEnv(t), kubeconfig: fc.kubeconfig}
 	fault, other := fc.workers[0], fc.workers[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
@@ -101,7 +101,7 @@ func TestForeignCluster(t *testing.T) {
 			t.Fatalf("the tenant on %s has pods %v, want 2", fault, inTheWay)
 		}
 		for _, l := range []string{"stuck", "statefulset"} {
-			out, code := run.mage(ctx, "lab:"+l, "-allownodefaults="+fault)
+			out, code := run.mage(t, ctx, "lab:"+l, "-allownodefaults="+fault)
 			if code == 0 {
 				t.Errorf("lab:%s on %s, not cordoned and holding a tenant's pods, exited 0", l, fault)
 			}
@@ -126,7 +126,7 @@ func TestForeignCluster(t *testing.T) {
 
 		cordonAndDrain(t, ctx, fc.client, fault)
 		for _, l := range []string{"stuck", "statefulset"} {
-			out, code := run.mage(ctx, "lab:"+l, "-allownodefaults="+fault)
+			out, code := run.mage(t, ctx, "lab:"+l, "-allownodefaults="+fault)
 			if code != 0 {
 				t.Errorf("lab:%s on %s, cordoned and drained, exited %d, want 0 (pass)", l, fault, code)
 			}
@@ -142,7 +142,7 @@ func TestForeignCluster(t *testing.T) {
 
 	t.Run("cluster fault only with -allowclusterfaults", func(t *testing.T) {
 		defer timed(t)()
-		out, code := run.mage(ctx, "lab:namespace")
+		out, code := run.mage(t, ctx, "lab:namespace")
 		if code == 0 || !strings.Contains(out, "-allowclusterfaults") {
 			t.Errorf("lab:namespace without -allowclusterfaults: exit %d, want a refusal naming the flag", code)
 		}
@@ -156,7 +156,7 @@ func TestForeignCluster(t *testing.T) {
 		// A tenant's namespace, with a pod in it, deleted while the lab's
 		// APIService with no backend exists (as nsclusterfault.sh did by hand).
 		tenant, _, _ := strings.Cut(tenantPodOn(t, ctx, fc.client, other), "/")
-		m := run.start("lab:namespace", "-allowclusterfaults")
+		m := run.start(t, "lab:namespace", "-allowclusterfaults")
 		present := waitFor(t, ctx, m, "the lab's APIService", func(ctx context.Context) bool {
 			names, err := labAPIServices(ctx, fc.client)
 			return err == nil && len(names) > 0
@@ -228,7 +228,7 @@ func TestForeignCluster(t *testing.T) {
 			t.Run(tc.lab, func(t *testing.T) {
 				defer timed(t)()
 				before := nodePodNamespaces(t, ctx, fc.client)
-				m := run.start("lab:"+tc.lab, tc.args...)
+				m := run.start(t, "lab:"+tc.lab, tc.args...)
 				waitFor(t, ctx, m, tc.what, tc.fault)
 				var left []string
 				for ns, active := range nodePodNamespaces(t, ctx, fc.client) {
@@ -269,8 +269,14 @@ func TestForeignCluster(t *testing.T) {
 						t.Errorf("no kubelet restore timer armed on %s after the SIGKILL", fault)
 					}
 				}
+				var running []string
 				if tc.lab != "namespace" { // lab:namespace runs without node pods
 					fc.checkNodePodsUndone(t, ctx, killedAt, left, fault)
+					// The node pods' objects go at once (no grace period), but
+					// on the node whose kubelet is stopped nothing can stop
+					// their containers before the kubelet is back.
+					running = fc.nodePodContainers(t, ctx, fault, left)
+					t.Logf("containers of the undone node pods still running on %s, whose kubelet is stopped: %v", fault, running)
 				}
 				// The switches removed themselves too.
 				fc.waitNoSwitch(t, ctx, "a minute after they fired")
@@ -289,6 +295,7 @@ func TestForeignCluster(t *testing.T) {
 					// What the switch deleted while the kubelet was stopped
 					// goes once it is back.
 					fc.waitNamespacesGone(t, ctx, left, "after the kubelet on "+fault+" was started again")
+					fc.waitContainersStopped(t, ctx, fault, left, running)
 				}
 				checkElsewhere(t)
 			})
@@ -550,11 +557,12 @@ func (fc *foreignCluster) startKubelet(t *testing.T, ctx context.Context, node s
 // checkNodePodsUndone: the node pods a SIGKILLed run left (their
 // namespaces, left) are undone by their cluster switch within its bound
 // (nodepod.SwitchBound after termlab's last renewal of their alive Lease):
-// each namespace deleted and its pods gone. A pod on the node whose kubelet
-// the lab stopped (stopped) cannot go before that kubelet is back, nor can
-// anything in the cluster stop its container: there it must be
-// Terminating within the bound (waitNamespacesGone then sees it go once the
-// kubelet runs).
+// each namespace deleted and its pods gone. Node pods have no grace period,
+// so their objects go at once even from the node whose kubelet the lab
+// stopped (stopped); should they get one, a pod there could only be
+// Terminating until the kubelet is back, which is accepted (and its
+// container, which nothing in the cluster can stop before then, is the
+// caller's to look at).
 func (fc *foreignCluster) checkNodePodsUndone(t *testing.T, ctx context.Context, killedAt time.Time, left []string, stopped string) {
 	t.Helper()
 	if len(left) == 0 {
@@ -599,6 +607,41 @@ func (fc *foreignCluster) checkNodePodsUndone(t *testing.T, ctx context.Context,
 		left, gone.Round(100*time.Millisecond), nodepod.SwitchBound, switchSlackInCluster, stopped, terminating)
 	if gone > bound {
 		t.Errorf("the node pods were undone %s after the SIGKILL, later than %s", gone.Round(100*time.Millisecond), bound)
+	}
+}
+
+// nodePodContainers are the running containers on the node of pods in the
+// namespaces, as its container runtime lists them (the admin's crictl).
+func (fc *foreignCluster) nodePodContainers(t *testing.T, ctx context.Context, node string, namespaces []string) []string {
+	t.Helper()
+	var ids []string
+	for _, ns := range namespaces {
+		out, err := exec.CommandContext(ctx, "docker", "exec", node, "crictl", "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns).Output()
+		if err != nil {
+			t.Errorf("crictl ps on %s: %v", node, err)
+			return ids
+		}
+		ids = append(ids, strings.Fields(string(out))...)
+	}
+	return ids
+}
+
+// waitContainersStopped: once the node's kubelet runs again, the containers
+// of the deleted node pods stop within a minute.
+func (fc *foreignCluster) waitContainersStopped(t *testing.T, ctx context.Context, node string, namespaces, running []string) {
+	t.Helper()
+	begin := time.Now()
+	var left []string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		left = fc.nodePodContainers(t, ctx, node, namespaces)
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("node pod containers %v still running on %s a minute after its kubelet was started again", left, node)
+		return
+	}
+	if len(running) > 0 {
+		t.Logf("node pod containers %v on %s stopped %s after its kubelet was started again", running, node, time.Since(begin).Round(100*time.Millisecond))
 	}
 }
 
@@ -787,7 +830,13 @@ func hiddenDockerEnv(t *testing.T) []string {
 		}
 		env = append(env, kv)
 	}
-	return append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)), "DOCKER_HOST=unix:///nonexistent")
+	env = append(env, "PATH="+strings.Join(path, string(os.PathListSeparator)), "DOCKER_HOST=unix:///nonexistent")
+	look := exec.Command("sh", "-c", "command -v docker || command -v kind")
+	look.Env = env
+	if out, err := look.Output(); err == nil {
+		t.Fatalf("docker or kind still on termlab's PATH: %s", out)
+	}
+	return env
 }
 
 func hasExecutable(dir, name string) bool {
@@ -799,7 +848,6 @@ func hasExecutable(dir, name string) bool {
 // cluster's>` in the checkout with docker hidden, each in its own process
 // group, its output copied to the test's stderr.
 type foreignRunner struct {
-	t          *testing.T
 	root       string
 	env        []string
 	kubeconfig string
@@ -815,8 +863,7 @@ type foreignMage struct {
 	code    int
 }
 
-func (r foreignRunner) start(target string, args ...string) *foreignMage {
-	t := r.t
+func (r foreignRunner) start(t *testing.T, target string, args ...string) *foreignMage {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"tool", "mage", target, "-kubeconfig=" + r.kubeconfig}, args...)...)
 	cmd.Dir, cmd.Env = r.root, r.env
@@ -848,20 +895,20 @@ func (r foreignRunner) start(target string, args ...string) *foreignMage {
 		m.code = cmd.ProcessState.ExitCode()
 		close(m.done)
 	}()
-	r.t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }) // never leave the group behind
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }) // never leave the group behind
 	return m
 }
 
 // mage runs the target to its end and returns its output and exit code.
-func (r foreignRunner) mage(ctx context.Context, target string, args ...string) (string, int) {
-	r.t.Helper()
-	m := r.start(target, args...)
+func (r foreignRunner) mage(t *testing.T, ctx context.Context, target string, args ...string) (string, int) {
+	t.Helper()
+	m := r.start(t, target, args...)
 	limit := 15 * time.Minute
 	if d, ok := ctx.Deadline(); ok {
 		limit = time.Until(d)
 	}
-	out, code := m.wait(r.t, limit)
-	r.t.Logf("go tool mage %s %s: exit %d after %s", target, strings.Join(args, " "), code, time.Since(m.started).Round(100*time.Millisecond))
+	out, code := m.wait(t, limit)
+	t.Logf("go tool mage %s %s: exit %d after %s", target, strings.Join(args, " "), code, time.Since(m.started).Round(100*time.Millisecond))
 	return out, code
 }
 
