@@ -40,6 +40,7 @@ import (
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/nodepod"
+	"github.com/termlab/termlab/internal/ownbuild"
 	"github.com/termlab/termlab/internal/project"
 )
 
@@ -76,7 +77,7 @@ func TestForeignCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc := newForeignCluster(t)
+	fc := newForeignCluster(t, root)
 	run := foreignRunner{root: root, env: hiddenDockerEnv(t), kubeconfig: fc.kubeconfig}
 	fault, other := fc.workers[0], fc.workers[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
@@ -275,7 +276,10 @@ func TestForeignCluster(t *testing.T) {
 					// The node pods' objects go at once (no grace period), but
 					// on the node whose kubelet is stopped nothing can stop
 					// their containers before the kubelet is back.
-					running = fc.nodePodContainers(t, ctx, fault, left)
+					var err error
+					if running, err = nodePodContainers(ctx, fault, left); err != nil {
+						t.Error(err)
+					}
 					t.Logf("containers of the undone node pods still running on %s, whose kubelet is stopped: %v", fault, running)
 				}
 				// The switches removed themselves too.
@@ -295,7 +299,7 @@ func TestForeignCluster(t *testing.T) {
 					// What the switch deleted while the kubelet was stopped
 					// goes once it is back.
 					fc.waitNamespacesGone(t, ctx, left, "after the kubelet on "+fault+" was started again")
-					fc.waitContainersStopped(t, ctx, fault, left, running)
+					waitContainersStopped(t, ctx, fault, left, running)
 				}
 				checkElsewhere(t)
 			})
@@ -323,7 +327,7 @@ type foreignCluster struct {
 // newForeignCluster makes the second cluster with kind's Go API, as `kind
 // create cluster` would, and deletes it when the test ends (a leftover of
 // a killed test first).
-func newForeignCluster(t *testing.T) *foreignCluster {
+func newForeignCluster(t *testing.T, root string) *foreignCluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -397,7 +401,7 @@ func newForeignCluster(t *testing.T) *foreignCluster {
 	if fc.controlPlane == "" || len(fc.workers) != 2 {
 		t.Fatalf("cluster %s has nodes %v, want a control plane and two workers", foreignName, slices.Sorted(maps.Keys(fc.nodes)))
 	}
-	fc.loadWorkloadImage(t, ctx)
+	fc.loadWorkloadImage(t, ctx, root)
 	if err := cluster.WaitNodesReady(ctx, client, 3*time.Minute, nil); err != nil {
 		t.Fatalf("the nodes of %s: %v", foreignName, err)
 	}
@@ -414,22 +418,32 @@ func newForeignCluster(t *testing.T) *foreignCluster {
 	return fc
 }
 
-// loadWorkloadImage puts termlab's workload image on every node that does
-// not carry it, as `kind load docker-image` does (a cluster admin's push to
-// a registry the nodes pull from; this machine has none).
-func (fc *foreignCluster) loadWorkloadImage(t *testing.T, ctx context.Context) {
+// loadWorkloadImage puts termlab's workload image, built from this
+// checkout, on every node as images.WorkloadRef, as `kind load docker-image`
+// does (a cluster admin's push of `go tool mage images`' image to a
+// registry the nodes pull from; this machine has none). Built here, not
+// docker's termlab.local/heartbeat:v1: that tag is the machine's, rebuilt by
+// whichever checkout built it last, and a cluster switch older than the
+// termlab that arms it cannot undo what it does not know (seen: an older
+// checkout's image whose switch exits "not armed" for node pods).
+func (fc *foreignCluster) loadWorkloadImage(t *testing.T, ctx context.Context, root string) {
 	t.Helper()
-	var archive string
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "heartbeat")
+	if err := ownbuild.Build(ctx, root, "./cmd/heartbeat", bin, ownbuild.Target{}); err != nil {
+		t.Fatal(err)
+	}
+	// A tag of this test's own in docker, never the machine's.
+	ref := nodeimage.Ref("heartbeat", foreignName)
+	if err := nodeimage.ImportStatic(ctx, ref, bin, "/heartbeat", []string{"/heartbeat"}); err != nil {
+		t.Fatalf("making image %s: %v", ref, err)
+	}
+	defer func() { _ = exec.Command("docker", "rmi", ref).Run() }()
+	archive := filepath.Join(dir, "workload.tar")
+	if out, err := exec.CommandContext(ctx, "docker", "save", "-o", archive, ref).CombinedOutput(); err != nil {
+		t.Fatalf("docker save %s: %v\n%s", ref, err, out)
+	}
 	for name, n := range fc.nodes {
-		if n.CommandContext(ctx, "crictl", "inspecti", images.WorkloadRef).Run() == nil {
-			continue
-		}
-		if archive == "" {
-			archive = filepath.Join(t.TempDir(), "workload.tar")
-			if out, err := exec.CommandContext(ctx, "docker", "save", "-o", archive, images.WorkloadRef).CombinedOutput(); err != nil {
-				t.Fatalf("docker save %s: %v\n%s", images.WorkloadRef, err, out)
-			}
-		}
 		f, err := os.Open(archive)
 		if err != nil {
 			t.Fatal(err)
@@ -437,7 +451,17 @@ func (fc *foreignCluster) loadWorkloadImage(t *testing.T, ctx context.Context) {
 		err = nodeutils.LoadImageArchive(n, f)
 		f.Close()
 		if err != nil {
-			t.Fatalf("loading %s onto %s: %v", images.WorkloadRef, name, err)
+			t.Fatalf("loading %s onto %s: %v", ref, name, err)
+		}
+		for _, argv := range [][]string{
+			{"ctr", "--namespace=k8s.io", "images", "tag", "--force", ref, images.WorkloadRef},
+			{"ctr", "--namespace=k8s.io", "images", "rm", ref},
+			{"crictl", "inspecti", images.WorkloadRef},
+		} {
+			var out bytes.Buffer
+			if err := n.CommandContext(ctx, argv[0], argv[1:]...).SetStdout(&out).SetStderr(&out).Run(); err != nil {
+				t.Fatalf("%v on %s: %v\n%s", argv, name, err, out.String())
+			}
 		}
 	}
 }
@@ -612,32 +636,31 @@ func (fc *foreignCluster) checkNodePodsUndone(t *testing.T, ctx context.Context,
 
 // nodePodContainers are the running containers on the node of pods in the
 // namespaces, as its container runtime lists them (the admin's crictl).
-func (fc *foreignCluster) nodePodContainers(t *testing.T, ctx context.Context, node string, namespaces []string) []string {
-	t.Helper()
+func nodePodContainers(ctx context.Context, node string, namespaces []string) ([]string, error) {
 	var ids []string
 	for _, ns := range namespaces {
 		out, err := exec.CommandContext(ctx, "docker", "exec", node, "crictl", "ps", "-q", "--label", "io.kubernetes.pod.namespace="+ns).Output()
 		if err != nil {
-			t.Errorf("crictl ps on %s: %v", node, err)
-			return ids
+			return ids, fmt.Errorf("crictl ps on %s: %w", node, err)
 		}
 		ids = append(ids, strings.Fields(string(out))...)
 	}
-	return ids
+	return ids, nil
 }
 
 // waitContainersStopped: once the node's kubelet runs again, the containers
 // of the deleted node pods stop within a minute.
-func (fc *foreignCluster) waitContainersStopped(t *testing.T, ctx context.Context, node string, namespaces, running []string) {
+func waitContainersStopped(t *testing.T, ctx context.Context, node string, namespaces, running []string) {
 	t.Helper()
 	begin := time.Now()
 	var left []string
+	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		left = fc.nodePodContainers(t, ctx, node, namespaces)
-		return len(left) == 0, nil
+		left, lastErr = nodePodContainers(ctx, node, namespaces)
+		return lastErr == nil && len(left) == 0, nil
 	})
 	if err != nil {
-		t.Errorf("node pod containers %v still running on %s a minute after its kubelet was started again", left, node)
+		t.Errorf("node pod containers %v still running on %s a minute after its kubelet was started again (%v)", left, node, lastErr)
 		return
 	}
 	if len(running) > 0 {
