@@ -64,13 +64,15 @@ const foreignName = "foreign-e2e"
 //     pass, and the other tenant's pods keep their UIDs;
 //   - cluster faults: lab:namespace is refused without -allowclusterfaults;
 //     with it, a tenant's own namespace (a pod in it) deleted while the
-//     lab's APIService exists goes within 60 s of the APIService's removal;
+//     lab's APIService exists goes within 60 s of the APIService's removal
+//     (the run is partial: a plain kind cluster keeps no audit log);
 //   - SIGKILL of `go tool mage lab:namespace|stuck|statefulset` (its process
 //     group) while its fault is in place: with no second termlab run, the
 //     APIService and the taint are gone within the cluster switch's bound,
-//     the node pods within theirs (on the worker whose kubelet is stopped:
-//     Terminating, gone once the kubelet is back), and the switches with
-//     them.
+//     the node pods within theirs, and the switches with them. The node
+//     pods' containers on the worker whose kubelet is stopped run on until
+//     the kubelet is back (nothing in the cluster can stop them): the test,
+//     as the admin, starts it and sees them stop.
 func TestForeignCluster(t *testing.T) {
 	began := time.Now()
 	root, err := project.Root()
