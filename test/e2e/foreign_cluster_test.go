@@ -49,6 +49,10 @@ import (
 // it as its own.
 const foreignName = "foreign-e2e"
 
+// switchSlackInCluster: past a switch's bound, its pod's requests (the
+// undo, then its own removal) and the test's 500 ms looks.
+const switchSlackInCluster = 15 * time.Second
+
 // TestForeignCluster is issue #43's "Done when" on a second plain kind
 // cluster that termlab did not make, made here as a user makes one (`kind
 // create cluster`: one control plane, two workers, termlab's node image,

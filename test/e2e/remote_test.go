@@ -21,7 +21,6 @@ import (
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
-	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -207,54 +206,4 @@ func TestPartialRunExitsWithItsOwnCode(t *testing.T) {
 	if !strings.Contains(string(junit), "<skipped") {
 		t.Errorf("junit.xml reports no skipped claim")
 	}
-}
-
-// TestOrphanThroughKubeconfigWithNodeFaults runs lab:orphan as on a cluster
-// that is not termlab's: the mage target with only a kubeconfig and
-// -allownodefaults naming a worker (the first one, where the lab would not
-// otherwise go). While the worker is not cordoned, or holds a pod that is
-// neither a DaemonSet's nor termlab's, the lab is refused with the pods in
-// the way and the kubectl commands that clear them; cordoned and drained,
-// the kubelet is stopped, observed and started again through the node pod's
-// agent over pods/proxy; afterwards it is active, the node is Ready and no
-// node pod is left. The worker is uncordoned at the end.
-func TestOrphanThroughKubeconfigWithNodeFaults(t *testing.T) {
-	own := connect(t)
-	root, err := project.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fault := own.Workers[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-
-	// A tenant's pod on the worker, not cordoned: refused, and nothing stopped.
-	tenant := tenantPodOn(t, ctx, own.Client, fault.String())
-	refused, code := runMageCode(t, ctx, root, "", "lab:orphan", "-kubeconfig="+own.KubeconfigPath, "-allownodefaults="+fault.String())
-	if code == 0 {
-		t.Fatalf("lab:orphan on a worker that is not cordoned and holds a tenant's pod exited 0:\n%s", refused)
-	}
-	for _, want := range []string{"not cordoned", "cordon " + fault.String(), tenant, "drain " + fault.String() + " --ignore-daemonsets", "uncordon " + fault.String()} {
-		if !strings.Contains(refused, want) {
-			t.Errorf("the refusal lacks %q", want)
-		}
-	}
-	if strings.Contains(refused, "lab:orphan run") {
-		t.Errorf("the lab ran on a node it should have refused")
-	}
-	cordonAndDrain(t, ctx, own.Client, fault.String())
-
-	out := runMage(t, ctx, root, "lab:orphan", "-kubeconfig="+own.KubeconfigPath, "-allownodefaults="+fault.String())
-	for _, want := range []string{"agent through pods/proxy", "node faults allowed on " + fault.String(), "is cordoned and holds only DaemonSet pods and termlab's", "lab:orphan run", ": pass ("} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-	if !strings.Contains(out, "stop only the kubelet on "+fault.String()) {
-		t.Errorf("the lab did not stop the kubelet on the named node %s", fault)
-	}
-	if state, err := kubelet.State(ctx, fault); err != nil || state != "active" {
-		t.Errorf("kubelet on %s after the lab: %q %v", fault, state, err)
-	}
-	assertNoNodePods(t, own.Client)
 }
