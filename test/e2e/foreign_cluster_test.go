@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,7 @@ import (
 	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/ownbuild"
 	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/report"
 )
 
 // foreignName is the second cluster's kind name: not termlab's, nor one
@@ -143,6 +145,12 @@ func TestForeignCluster(t *testing.T) {
 				}
 			}
 			fc.checkUntouched(t, ctx, fault)
+			if l == "statefulset" {
+				// TestLabs leaves lab:statefulset's run to this test (madeBy):
+				// its folder and cleanup are checked as TestLabs checks a run's
+				// (a plain kind cluster keeps no audit log to check).
+				checkForeignRun(t, ctx, fc.client, out)
+			}
 		}
 		checkElsewhere(t)
 	})
@@ -978,4 +986,25 @@ func waitFor(t *testing.T, ctx context.Context, m *foreignMage, what string, pre
 	}
 	t.Logf("%s, %s after the run's start", what, time.Since(m.started).Round(100*time.Millisecond))
 	return time.Now()
+}
+
+// checkForeignRun checks the folder of the run whose output this is, and
+// that the run's namespace is gone or going on the foreign cluster.
+func checkForeignRun(t *testing.T, ctx context.Context, client kubernetes.Interface, out string) {
+	t.Helper()
+	m := regexp.MustCompile(`(\S+)/report\.md`).FindStringSubmatch(out)
+	if m == nil {
+		t.Error("the run's output names no report.md")
+		return
+	}
+	checkEvidence(t, m[1])
+	s, err := report.ReadSummary(m[1])
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	if !s.Passed() {
+		t.Errorf("verdict %s, want pass; see %s", s.Verdict, filepath.Join(s.Dir, report.MarkdownFile))
+	}
+	checkNamespaceGone(t, client.CoreV1().Namespaces().Get, s.Namespace)
 }

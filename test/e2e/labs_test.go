@@ -95,6 +95,9 @@ const (
 	inTestLabs          = "TestLabs"
 	inThroughKubeconfig = "TestLabsThroughKubeconfig"
 	inInterrupted       = "TestOrphanInterruptedThroughMage"
+	// lab:statefulset's run by termlab is made on a cluster termlab did not
+	// make, through the node pods' agent: the path its users take.
+	inForeign = "TestForeignCluster"
 )
 
 // scriptRuns are the labs whose script (-by=script) runs on the cluster in
@@ -121,6 +124,8 @@ func madeBy(def lab.Definition, by string) string {
 		return scriptRuns[def.Name]
 	case def.Name == "orphan":
 		return inInterrupted
+	case def.Name == "statefulset":
+		return inForeign
 	}
 	return inTestLabs
 }
