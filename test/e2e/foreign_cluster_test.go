@@ -698,14 +698,7 @@ func tenantDeployment(t *testing.T, ctx context.Context, client kubernetes.Inter
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					NodeSelector:                  map[string]string{corev1.LabelHostname: node},
-					TerminationGracePeriodSeconds: new(int64(1)),
-					Containers: []corev1.Container{{
-						Name: "c", Image: images.WorkloadRef, ImagePullPolicy: corev1.PullNever,
-						Args: []string{"--interval=1s"},
-					}},
-				},
+				Spec:       tenantPodSpec(node),
 			},
 		},
 	}

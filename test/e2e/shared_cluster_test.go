@@ -92,14 +92,7 @@ func tenantPodOn(t *testing.T, ctx context.Context, client kubernetes.Interface,
 	})
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "tenant", Namespace: ns, Labels: map[string]string{"app": "tenant"}},
-		Spec: corev1.PodSpec{
-			NodeSelector:                  map[string]string{corev1.LabelHostname: node},
-			TerminationGracePeriodSeconds: new(int64(1)),
-			Containers: []corev1.Container{{
-				Name: "c", Image: images.WorkloadRef, ImagePullPolicy: corev1.PullNever,
-				Args: []string{"--interval=1s"},
-			}},
-		},
+		Spec:       tenantPodSpec(node),
 	}
 	if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the tenant's pod: %v", err)
@@ -112,6 +105,19 @@ func tenantPodOn(t *testing.T, ctx context.Context, client kubernetes.Interface,
 		t.Fatalf("the tenant's pod was not bound to %s: %v", node, err)
 	}
 	return ns + "/" + pod.Name
+}
+
+// tenantPodSpec is another tenant's workload on the node: termlab's
+// heartbeat image, which the nodes have, and nothing of termlab's.
+func tenantPodSpec(node string) corev1.PodSpec {
+	return corev1.PodSpec{
+		NodeSelector:                  map[string]string{corev1.LabelHostname: node},
+		TerminationGracePeriodSeconds: new(int64(1)),
+		Containers: []corev1.Container{{
+			Name: "c", Image: images.WorkloadRef, ImagePullPolicy: corev1.PullNever,
+			Args: []string{"--interval=1s"},
+		}},
+	}
 }
 
 // cordonAndDrain makes the node termlab's alone, as the refusal tells a
