@@ -128,11 +128,13 @@ func TestOfflineBundle(t *testing.T) {
 
 	// diagnose from the bundle's binary: through kind, then through the
 	// kubeconfig alone with node pods (which it must remove).
-	dns, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
-	if err != nil || len(dns.Items) == 0 {
-		t.Fatalf("no CoreDNS pod to diagnose: %v", err)
+	// kube-proxy's pod on a worker: -nodeaccess alone opens no node pod on
+	// the control plane (CoreDNS's node on kind), whose disk holds the CA.
+	proxies, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-proxy", FieldSelector: "spec.nodeName=" + env.Workers[0].String()})
+	if err != nil || len(proxies.Items) == 0 {
+		t.Fatalf("no kube-proxy pod on %s to diagnose: %v", env.Workers[0], err)
 	}
-	target := "kube-system/" + dns.Items[0].Name
+	target := "kube-system/" + proxies.Items[0].Name
 	for _, args := range [][]string{
 		{"diagnose", "-pod=" + target},
 		{"diagnose", "-pod=" + target, "-kubeconfig=" + env.KubeconfigPath, "-nodeaccess=true"},
