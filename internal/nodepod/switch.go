@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/clusterswitch"
 	"github.com/termlab/termlab/internal/runlock"
 	"github.com/termlab/termlab/internal/switcharm"
@@ -69,7 +70,7 @@ func (a *Access) switchNode(ctx context.Context) (string, error) {
 	}
 	var names []string
 	for _, n := range list.Items {
-		if n.Name == a.opts.SwitchAvoids || n.Spec.Unschedulable || !ready(&n) || !hasImage(&n, a.opts.SwitchImage) {
+		if n.Name == a.opts.SwitchAvoids || n.Spec.Unschedulable || !cluster.NodeReady(&n) || !hasImage(&n, a.opts.SwitchImage) {
 			continue
 		}
 		if slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Effect != corev1.TaintEffectPreferNoSchedule }) {
@@ -82,15 +83,6 @@ func (a *Access) switchNode(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return names[0], nil
-}
-
-func ready(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // RemoveLeftoverSwitches deletes the node pods' switches whose node access

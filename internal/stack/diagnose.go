@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -175,6 +176,12 @@ func isControlPlane(ctx context.Context, client kubernetes.Interface, name strin
 	if err != nil {
 		return false
 	}
+	return hasControlPlaneRole(n)
+}
+
+// hasControlPlaneRole reports the role kubeadm (and so kind) gives the
+// nodes that run the control plane.
+func hasControlPlaneRole(n *corev1.Node) bool {
 	_, ok := n.Labels["node-role.kubernetes.io/control-plane"]
 	return ok
 }

@@ -328,7 +328,7 @@ func remoteNodes(nodes []corev1.Node, faultNode string) (controlPlane string, wo
 		if kwok.IsFake(n) {
 			continue
 		}
-		if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
+		if hasControlPlaneRole(n) {
 			if controlPlane == "" || n.Name < controlPlane {
 				controlPlane = n.Name
 			}

@@ -57,7 +57,7 @@ func nodeKind(n *corev1.Node) string {
 	if kwok.IsFake(n) {
 		return "kwok (fake)"
 	}
-	if _, cp := n.Labels["node-role.kubernetes.io/control-plane"]; cp {
+	if hasControlPlaneRole(n) {
 		return "control-plane"
 	}
 	return "worker"
