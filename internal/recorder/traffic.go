@@ -72,6 +72,11 @@ func (r *Recorder) ReadProxyRules(ctx context.Context, node Node) (evidence.Prox
 	started := now()
 	out := run(ctx, node, "iptables-save", "-t", "nat")
 	read := evidence.ProxyRulesRead{Node: node.String(), StartedAt: started, FinishedAt: out.at}
+	if out.err == nil {
+		if err := completeNATTable(out.stdout); err != nil {
+			out.err = fmt.Errorf("on node %s: iptables-save -t nat: %w", node.String(), err)
+		}
+	}
 	if out.err != nil {
 		read.Error = out.err.Error()
 	} else {
@@ -91,6 +96,24 @@ func (r *Recorder) ReadProxyRules(ctx context.Context, node Node) (evidence.Prox
 		return read, out.err
 	}
 	return read, werr
+}
+
+// completeNATTable checks that an `iptables-save -t nat` output is whole:
+// the table's header, then its COMMIT and the "# Completed" trailer at the
+// end. A read through pods/exec can lose the end of a command's output and
+// still report success (kubernetes/kubernetes#124571); a cut read lacks the
+// rules of the Services after the cut, which would read as a Service no
+// longer forwarding to its pod.
+func completeNATTable(out []byte) error {
+	lines := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n"))
+	n := len(lines)
+	switch {
+	case !bytes.Contains(out, []byte("\n*nat\n")) && !bytes.HasPrefix(out, []byte("*nat\n")):
+		return fmt.Errorf("incomplete iptables-save output (%d bytes): no *nat table header", len(out))
+	case n < 2 || !bytes.Equal(lines[n-2], []byte("COMMIT")) || !bytes.HasPrefix(lines[n-1], []byte("# Completed")):
+		return fmt.Errorf("incomplete iptables-save output (%d bytes): it does not end with the table's COMMIT and \"# Completed\" line", len(out))
+	}
+	return nil
 }
 
 // changedRulesLocked reports whether the forwards differ from the node's last read.

@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"slices"
@@ -89,5 +90,29 @@ func TestEndpointSliceWatch(t *testing.T) {
 	}
 	if first := r.Record().EndpointSlices[0]; first.Type != string(listed) {
 		t.Errorf("the listed slice was recorded as %s", first.Type)
+	}
+}
+
+func TestCompleteNATTable(t *testing.T) {
+	raw, err := os.ReadFile("testdata/iptables-nat.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := completeNATTable(raw); err != nil {
+		t.Errorf("a whole read: %v", err)
+	}
+	// Cut where a pods/exec stream may cut it: mid-line, after a whole
+	// line, just before the trailer; and nothing at all.
+	commit := bytes.LastIndex(raw, []byte("COMMIT"))
+	for name, cut := range map[string][]byte{
+		"mid-line":       raw[:len(raw)/2],
+		"after a line":   raw[:bytes.LastIndexByte(raw[:len(raw)/2], '\n')+1],
+		"before COMMIT":  raw[:commit],
+		"before trailer": raw[:commit+len("COMMIT\n")],
+		"empty":          nil,
+	} {
+		if err := completeNATTable(cut); err == nil {
+			t.Errorf("%s: a cut read (%d of %d bytes) passed as whole", name, len(cut), len(raw))
+		}
 	}
 }

@@ -231,3 +231,31 @@ func addForward(p *evidence.ProxyRulesRead, svc, endpoint string) {
 	}
 	p.Forwards[svc] = append(p.Forwards[svc], endpoint)
 }
+
+// A read that lists none of a Service's rules (a cut output that still
+// parsed) says nothing of when the node dropped the pod: it must not move
+// the drop earlier and turn the deletion's failures into unexplained ones.
+func TestReadWithoutTheServiceSaysNothing(t *testing.T) {
+	rec := load(t)
+	f := victimFacts(t, rec, "exit-now")
+	from, to, ok := f.DroppedBetween()
+	if !ok || f.LastForwarding == nil {
+		t.Fatalf("exit-now: the recorded run has no read forwarding after the delete")
+	}
+	cut := *f.LastForwarding
+	cut.StartedAt, cut.FinishedAt = f.LastForwarding.StartedAt.Add(time.Millisecond), f.LastForwarding.FinishedAt.Add(time.Millisecond)
+	cut.Forwards = map[string][]string{}
+	for svc, eps := range f.LastForwarding.Forwards {
+		if svc != servicePort(rec.Namespace, "exit-now") {
+			cut.Forwards[svc] = eps
+		}
+	}
+	at := slices.IndexFunc(rec.ProxyRules, func(p evidence.ProxyRulesRead) bool { return p.StartedAt.Equal(f.LastForwarding.StartedAt) })
+	rec.ProxyRules = slices.Insert(rec.ProxyRules, at+1, cut)
+
+	g := victimFacts(t, rec, "exit-now")
+	if gf, gt, _ := g.DroppedBetween(); !gt.Equal(to) || gf.Before(from) {
+		t.Errorf("the cut read moved the drop: was %s–%s, now %s–%s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), gf.Format(time.RFC3339Nano), gt.Format(time.RFC3339Nano))
+	}
+	labtest.AllPass(t, Claims(rec), 8)
+}

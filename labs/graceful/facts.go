@@ -120,7 +120,9 @@ func factsOf(rec *evidence.Record) []facts {
 			svc := servicePort(rec.Namespace, v.Name)
 			for i := range rec.ProxyRules {
 				p := &rec.ProxyRules[i]
-				if p.Node != node || p.Error != "" || f.Endpoint == "" {
+				// A read that lists no endpoint of the Service says nothing of
+				// it: the steady pod stays in every Service's rules.
+				if p.Node != node || p.Error != "" || f.Endpoint == "" || len(p.Forwards[svc]) == 0 {
 					continue
 				}
 				forwards := p.ForwardsTo(svc, f.Endpoint)

@@ -489,7 +489,7 @@ func waitRulesDropped(ctx context.Context, r *lab.Run, node cluster.Node) error 
 			if p.Node != node.String() || p.Error != "" {
 				continue
 			}
-			if !forwardsToAny(p, r.Namespace, endpoints) && len(endpoints) == len(variants) {
+			if !forwardsToAny(p, r.Namespace, endpoints) && listsEvery(p, r.Namespace) && len(endpoints) == len(variants) {
 				return nil
 			}
 			break
@@ -507,6 +507,17 @@ func forwardsToAny(p evidence.ProxyRulesRead, ns string, endpoints map[string]st
 		}
 	}
 	return false
+}
+
+// listsEvery reports whether the read lists an endpoint for every Service
+// (the steady pod at least): one that does not says nothing of them.
+func listsEvery(p evidence.ProxyRulesRead, ns string) bool {
+	for _, v := range variants {
+		if len(p.Forwards[servicePort(ns, v.Name)]) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // allForwarding reports whether every Service forwards to its two pods.
