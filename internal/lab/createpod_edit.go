@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,5 +70,25 @@ func (r *Run) CreatePodEdited(ctx context.Context, manifest string, place Placem
 	if err != nil {
 		return nil, fmt.Errorf("creating pod %s: %w", pod.Name, err)
 	}
+	if !place.Fake {
+		r.startNodeAccess(ctx, place.Node)
+	}
 	return created, nil
+}
+
+// startNodeAccess starts node access on the node now, while the kubelet
+// starts the pod, when it would otherwise start at the node's first command
+// (a node pod through a kubeconfig): that command may be a wait on the pod's
+// evidence, whose bound the node pod's start and its switch's arming would
+// spend (seen: a 15 s wait for a log line). A failure is the first command's
+// to report; here it is only noted.
+func (r *Run) startNodeAccess(ctx context.Context, name string) {
+	for _, n := range append([]cluster.Node{r.Env.ControlPlane}, r.Env.Workers...) {
+		if s, ok := n.(interface{ Start(context.Context) error }); ok && n.String() == name {
+			if err := s.Start(ctx); err != nil && ctx.Err() == nil {
+				r.Rec.Notef("node access on %s did not start with pod placed there: %v", name, err)
+			}
+			return
+		}
+	}
 }

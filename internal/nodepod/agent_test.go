@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -62,5 +63,35 @@ func TestRefusedCommandIsNotSent(t *testing.T) {
 		if !errors.As(err, &run) || !strings.Contains(err.Error(), tc.why) {
 			t.Errorf("%q: %v, want a RunError saying %q", tc.argv, err, tc.why)
 		}
+	}
+}
+
+func TestStartContextOutlivesTheCallersDeadlineNotItsCancel(t *testing.T) {
+	short, cancelShort := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancelShort()
+	sctx, stop := startContext(short)
+	<-short.Done()
+	time.Sleep(10 * time.Millisecond) // AfterFunc has run by now
+	if err := sctx.Err(); err != nil {
+		t.Errorf("the caller's deadline ended the start: %v", err)
+	}
+	stop()
+	if sctx.Err() == nil {
+		t.Errorf("stop did not end the start's context")
+	}
+
+	parent, interrupt := context.WithCancelCause(context.Background())
+	within, cancelWithin := context.WithTimeout(parent, time.Hour)
+	defer cancelWithin()
+	sctx, stop = startContext(within)
+	defer stop()
+	interrupt(errors.New("interrupted"))
+	select {
+	case <-sctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the caller's cancellation did not reach the start")
+	}
+	if cause := context.Cause(sctx); cause == nil || cause.Error() != "interrupted" {
+		t.Errorf("cause %v, want the caller's", cause)
 	}
 }

@@ -2,6 +2,7 @@ package nodepod
 
 import (
 	"context"
+	"errors"
 
 	"sigs.k8s.io/kind/pkg/exec"
 )
@@ -20,4 +21,12 @@ func (l *LazyNode) String() string { return l.name }
 
 func (l *LazyNode) CommandContext(ctx context.Context, name string, args ...string) exec.Cmd {
 	return &cmd{lazy: l, ctx: ctx, argv: append([]string{name}, args...)}
+}
+
+// Start starts the node's pod now rather than at its first command.
+func (l *LazyNode) Start(ctx context.Context) error {
+	if _, why := l.access.Node(ctx, l.name); why != "" {
+		return errors.New(why)
+	}
+	return nil
 }

@@ -169,13 +169,32 @@ func (a *Access) Node(ctx context.Context, name string) (*Node, string) {
 	if why, ok := a.failed[name]; ok {
 		return nil, why
 	}
-	n, err := a.open(ctx, name)
+	sctx, stop := startContext(ctx)
+	defer stop()
+	n, err := a.open(sctx, name)
 	if err != nil {
-		a.failed[name] = err.Error()
+		// A start cut by Ctrl-C says nothing of the node: not remembered.
+		if sctx.Err() == nil {
+			a.failed[name] = err.Error()
+		}
 		return nil, err.Error()
 	}
 	a.nodes[name] = n
 	return n, ""
+}
+
+// startContext is a node pod's start under the caller's cancellation but not
+// its deadline: the first command that needs a node may be a 15 s wait for a
+// log line, shorter than a pod's start and its switch's arming (each bounded
+// by its own wait: StartTimeout, agentReady, the switch's readiness).
+func startContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stopWatching := context.AfterFunc(ctx, func() {
+		if ctx.Err() != context.DeadlineExceeded {
+			cancel(context.Cause(ctx))
+		}
+	})
+	return sctx, func() { stopWatching(); cancel(nil) }
 }
 
 func (a *Access) open(ctx context.Context, nodeName string) (*Node, error) {
