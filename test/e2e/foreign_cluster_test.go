@@ -145,12 +145,10 @@ func TestForeignCluster(t *testing.T) {
 				}
 			}
 			fc.checkUntouched(t, ctx, fault)
-			if l == "statefulset" {
-				// TestLabs leaves lab:statefulset's run to this test (madeBy):
-				// its folder and cleanup are checked as TestLabs checks a run's
-				// (a plain kind cluster keeps no audit log to check).
-				checkForeignRun(t, ctx, fc.client, out)
-			}
+			// TestLabs leaves these labs' runs by termlab to this test
+			// (madeBy): their folders and cleanup are checked as TestLabs
+			// checks a run's (a plain kind cluster keeps no audit log to check).
+			checkForeignRun(t, ctx, fc.client, out)
 		}
 		checkElsewhere(t)
 	})

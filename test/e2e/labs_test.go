@@ -95,8 +95,9 @@ const (
 	inTestLabs          = "TestLabs"
 	inThroughKubeconfig = "TestLabsThroughKubeconfig"
 	inInterrupted       = "TestOrphanInterruptedThroughMage"
-	// lab:statefulset's run by termlab is made on a cluster termlab did not
-	// make, through the node pods' agent: the path its users take.
+	// lab:statefulset's and lab:stuck's runs by termlab are made on a
+	// cluster termlab did not make, through the node pods' agent: the path
+	// their users take (lab:stuck's script still runs here, in TestLabs).
 	inForeign = "TestForeignCluster"
 )
 
@@ -124,7 +125,7 @@ func madeBy(def lab.Definition, by string) string {
 		return scriptRuns[def.Name]
 	case def.Name == "orphan":
 		return inInterrupted
-	case def.Name == "statefulset":
+	case def.Name == "statefulset", def.Name == "stuck":
 		return inForeign
 	}
 	return inTestLabs
