@@ -237,3 +237,35 @@ func TestWaitsKeepAnEventRecordedAsTheBoundRanOut(t *testing.T) {
 		_ = r.Stop()
 	}
 }
+
+// A kubelet's journal line can reach the record after the effect it tells of
+// is seen on the API: WaitJournal must take one that arrives while it
+// waits, and say how much it saw when none does.
+func TestWaitJournalTakesALateLine(t *testing.T) {
+	r := newTestRecorder(t)
+	defer func() { _ = r.Stop() }()
+	add := func(msg string) {
+		r.mu.Lock()
+		r.rec.Journal = append(r.rec.Journal, evidence.JournalEntry{Node: "w1", Unit: "kubelet", Message: msg})
+		r.broadcast()
+		r.mu.Unlock()
+	}
+	add("I1207 other line")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		add("I1207 the line")
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := r.WaitJournal(ctx, "the line", func(e evidence.JournalEntry) bool { return e.Message == "I1207 the line" })
+	if err != nil || e.Message != "I1207 the line" {
+		t.Fatalf("WaitJournal = %q, %v; want the line that arrived while it waited", e.Message, err)
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err = r.WaitJournal(ctx, "a line never logged", func(e evidence.JournalEntry) bool { return false })
+	if err == nil || !strings.Contains(err.Error(), "2 entries") {
+		t.Fatalf("WaitJournal for a line never logged: %v; want a timeout naming the 2 entries seen", err)
+	}
+}

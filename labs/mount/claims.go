@@ -87,6 +87,13 @@ func teardowns(rec *evidence.Record) []teardown {
 	return out
 }
 
+// unmountSucceeded reports whether a journal entry is the kubelet's success
+// at unmounting the volume of the pod with that UID (a one-line message).
+func unmountSucceeded(e evidence.JournalEntry, uid string) bool {
+	t, ok := kubelet.ParseTeardown(e.Message)
+	return e.Unit == journal && ok && !t.Failed && uid != "" && kubelet.VolumeOfPod(t.Volume, uid, volume)
+}
+
 // joined puts the kubelet's multi-line messages back together: journald
 // keeps each further line (umount's "target is busy") as an entry of its own.
 func joined(entries []evidence.JournalEntry) []evidence.JournalEntry {

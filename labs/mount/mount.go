@@ -19,6 +19,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/mounthold"
 )
@@ -53,6 +54,10 @@ const (
 	// the holding process by itself this long after it started, past every
 	// wait of the lab, so a killed termlab leaves no busy mount for long.
 	MaxHold = readyWithin + exitWithin + holdPast + goneWithin + time.Minute
+	// journalDeliveryWithin bounds a kubelet journal line's way to termlab
+	// (journald, journalctl --follow, the exec stream) once the pod is gone:
+	// far past the usual fraction of a second, and paid only when it is lost.
+	journalDeliveryWithin = 10 * time.Second
 )
 
 // Definition is the lab.
@@ -88,7 +93,8 @@ func steps(ctx context.Context, r *lab.Run) error {
 	if err != nil {
 		return err
 	}
-	var containerID, dir string
+	var containerID, dir, uid string
+	following := false // the kubelet's journal is followed (node access)
 	err = r.Step(ctx, fmt.Sprintf("create pod %s with a memory-backed emptyDir on %s", pod, worker), func(ctx context.Context) error {
 		containerID, err = r.StartPod(ctx, "mounted.yaml", pod, worker, readyWithin)
 		if err != nil {
@@ -101,9 +107,12 @@ func steps(ctx context.Context, r *lab.Run) error {
 		if !s.Found || s.State == nil {
 			return fmt.Errorf("pod %s is gone before the lab could read its UID", pod)
 		}
-		dir = mounthold.EmptyDirPath(s.State.UID, volume)
+		uid = s.State.UID
+		dir = mounthold.EmptyDirPath(uid, volume)
 		// The kubelet's own word on the volume, from now to past every wait.
-		if err := r.Unobserved(ctx, r.Rec.FollowJournal(worker, "kubelet", s.State.UID, MaxHold)); err != nil {
+		err = r.Rec.FollowJournal(worker, "kubelet", uid, MaxHold)
+		following = err == nil
+		if err := r.Unobserved(ctx, err); err != nil {
 			return fmt.Errorf("following the kubelet's journal on %s: %w", worker, err)
 		}
 		return lookMount(ctx, r, worker, dir, "the volume as the kubelet mounted it")
@@ -147,6 +156,19 @@ func steps(ctx context.Context, r *lab.Run) error {
 		}
 		if err := r.WaitDeleted(ctx, pod, goneWithin); err != nil {
 			return err
+		}
+		if following {
+			// The kubelet logs the unmount before it deletes the pod, but the
+			// line can reach termlab after the DELETED does (CI: a run whose
+			// recorder stopped first read as "no TearDown succeeded").
+			wctx, cancel := lab.Within(ctx, journalDeliveryWithin)
+			_, err := r.Rec.WaitJournal(wctx, "UnmountVolume.TearDown succeeded for volume "+volume, func(e evidence.JournalEntry) bool {
+				return unmountSucceeded(e, uid)
+			})
+			cancel()
+			if err := r.Unobserved(ctx, err); err != nil {
+				return err
+			}
 		}
 		return lookMount(ctx, r, worker, dir, "released, the object gone: the volume unmounted")
 	})
