@@ -60,10 +60,15 @@ type Versions struct {
 	Kind          string `json:"kind"`
 	NodeImage     string `json:"node_image"`
 	NodeImageFrom string `json:"node_image_source"` // "official" or "built"
-	Kubernetes    string `json:"kubernetes_server"`
-	Kwok          string `json:"kwok"`
-	KwokStageSet  string `json:"kwok_stage_set"`
-	Docker        string `json:"docker"`
+	// NodeImageDigest and KwokImageDigest are the registry digests of the
+	// official images the run used (none for an image built here): exactly
+	// which image ran, whatever its tag names later.
+	NodeImageDigest string `json:"node_image_digest,omitempty"`
+	Kubernetes      string `json:"kubernetes_server"`
+	Kwok            string `json:"kwok"`
+	KwokImageDigest string `json:"kwok_image_digest,omitempty"`
+	KwokStageSet    string `json:"kwok_stage_set"`
+	Docker          string `json:"docker"`
 }
 
 // Worker returns the real worker node with the given Kubernetes node name, or nil.

@@ -1,6 +1,6 @@
 // Package dockerimage wraps the few docker image operations termlab needs
-// (inspect a label, pull, import, tag, save), all through kind's exec seam so a
-// failure keeps the command and its output.
+// (inspect a label or the repository digests, pull, import, tag, save), all
+// through kind's exec seam so a failure keeps the command and its output.
 package dockerimage
 
 import (
@@ -38,6 +38,19 @@ func Labels(ctx context.Context, ref string) (map[string]string, bool) {
 func Exists(ctx context.Context, ref string) bool {
 	_, ok := Labels(ctx, ref)
 	return ok
+}
+
+// RepoDigests returns an image's repository digests (`repo@sha256:…`, one
+// for each registry repository it was pulled from or pushed to), and whether
+// the image exists. An image loaded with `docker load` or built here has none.
+func RepoDigests(ctx context.Context, ref string) ([]string, bool) {
+	out, err := exec.Output(exec.CommandContext(ctx, "docker", "image", "inspect", "--format", "{{json .RepoDigests}}", ref))
+	if err != nil {
+		return nil, false
+	}
+	var digests []string
+	_ = json.Unmarshal(out, &digests)
+	return digests, true
 }
 
 // HasInputs reports whether ref exists and was built from inputs with this key.

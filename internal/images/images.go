@@ -65,6 +65,11 @@ type Set struct {
 	Kwok            string `json:"kwok"`
 	KwokFrom        string `json:"kwok_from"`
 	Workload        string `json:"workload"`
+	// NodeDigest and KwokDigest are the registry digests of official images
+	// (checked against their pins: pin.go); none for an image built here or
+	// loaded with docker load.
+	NodeDigest string `json:"node_digest,omitempty"`
+	KwokDigest string `json:"kwok_digest,omitempty"`
 }
 
 // WorkloadRef is the labs' heartbeat image.
@@ -112,16 +117,21 @@ func ensure(ctx context.Context, log *progress.Logger, root string, src Source, 
 	var set Set
 	var nodeErr, kwokErr, workloadErr error
 	var wg sync.WaitGroup
+	pins := defaultPins()
 	wg.Go(func() {
-		set.Node, set.NodeFrom, nodeErr = resolve(ctx, log, src, officialNode, buildNode)
+		var node resolved
+		node, nodeErr = resolve(ctx, log, pins, src, officialNode, buildNode)
+		set.Node, set.NodeFrom, set.NodeDigest = node.ref, node.from, node.digest
 		if nodeErr == nil && set.NodeFrom == FromBuilt {
 			set.ImageRepository = nodeimage.Registry
 		}
 	})
 	wg.Go(func() {
-		set.Kwok, set.KwokFrom, kwokErr = resolve(ctx, log, src, OfficialKwok, func() (string, error) {
+		var kwok resolved
+		kwok, kwokErr = resolve(ctx, log, pins, src, OfficialKwok, func() (string, error) {
 			return BuiltKwokRef, buildKwok(ctx, log)
 		})
+		set.Kwok, set.KwokFrom, set.KwokDigest = kwok.ref, kwok.from, kwok.digest
 	})
 	wg.Go(func() {
 		done := log.Step("building workload image " + WorkloadRef + " from cmd/heartbeat")
@@ -133,27 +143,43 @@ func ensure(ctx context.Context, log *progress.Logger, root string, src Source, 
 	return set, errors.Join(nodeErr, kwokErr, workloadErr)
 }
 
+// resolved is one image of a Set: its reference, where it came from and,
+// for an official one, its registry digest.
+type resolved struct{ ref, from, digest string }
+
 // resolve picks the official image when present or pullable, else builds.
-func resolve(ctx context.Context, log *progress.Logger, src Source, official string, build func() (string, error)) (string, string, error) {
-	if src != Build {
-		if dockerimage.Exists(ctx, official) {
-			return official, FromOfficial, nil
+// An official image is checked against its pin (pin.go) at every use: one
+// whose tag now names another image is refused, never built around.
+func resolve(ctx context.Context, log *progress.Logger, pins pinFile, src Source, official string, build func() (string, error)) (resolved, error) {
+	buildHere := func() (resolved, error) {
+		ref, err := build()
+		if err != nil {
+			return resolved{}, err
 		}
-		err := dockerimage.Pull(ctx, official, pullTimeout)
-		if err == nil {
-			log.Infof("pulled %s", official)
-			return official, FromOfficial, nil
-		}
-		if src == Official {
-			return "", "", fmt.Errorf("official image requested but not available: %w", err)
-		}
-		log.Infof("%s is not available (%s): building locally", official, firstLine(err.Error()))
+		return resolved{ref: ref, from: FromBuilt}, nil
 	}
-	ref, err := build()
+	if src == Build {
+		return buildHere()
+	}
+	repoDigests, present := dockerimage.RepoDigests(ctx, official)
+	if !present {
+		if err := dockerimage.Pull(ctx, official, pullTimeout); err != nil {
+			if src == Official {
+				return resolved{}, fmt.Errorf("official image requested but not available: %w", err)
+			}
+			log.Infof("%s is not available (%s): building locally", official, firstLine(err.Error()))
+			return buildHere()
+		}
+		log.Infof("pulled %s", official)
+		if repoDigests, present = dockerimage.RepoDigests(ctx, official); !present {
+			return resolved{}, fmt.Errorf("pulled %s, but `docker image inspect %s` does not find it: is another program removing images? Run the command again", official, official)
+		}
+	}
+	digest, err := checkPin(ctx, log, pins, official, repoDigests)
 	if err != nil {
-		return "", "", err
+		return resolved{}, err
 	}
-	return ref, FromBuilt, nil
+	return resolved{official, FromOfficial, digest}, nil
 }
 
 // BuildNode builds the node image locally whatever is pullable (images:node).

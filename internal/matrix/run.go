@@ -177,7 +177,7 @@ func runVersion(ctx context.Context, o Options, v string, needKwok bool) (run Ve
 		}
 	}
 	if col.NodeImage == "" {
-		col.NodeImage, col.NodeImageFrom = env.Versions.NodeImage, env.Versions.NodeImageFrom
+		col.NodeImage, col.NodeImageFrom, col.NodeImageDigest = env.Versions.NodeImage, env.Versions.NodeImageFrom, env.Versions.NodeImageDigest
 	}
 	if needKwok {
 		col.Kwok = env.Versions.Kwok
@@ -249,7 +249,7 @@ func (p *KindProvider) Up(ctx context.Context, version string, needKwok bool, co
 	if err != nil {
 		return nil, fmt.Errorf("images for %s: %w", version, err)
 	}
-	col.NodeImage, col.NodeImageFrom = set.Node, set.NodeFrom
+	col.NodeImage, col.NodeImageFrom, col.NodeImageDigest = set.Node, set.NodeFrom, set.NodeDigest
 	t = time.Now()
 	env, err := stack.UpCluster(ctx, p.Log, stack.ClusterSpec{
 		Options: co, Images: set, DockerVersion: dockerVersion, FakeNodes: p.FakeNodes, NoKwok: !needKwok,

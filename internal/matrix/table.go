@@ -13,13 +13,16 @@ import (
 // Column is one Kubernetes release of the matrix: where its cluster came
 // from, how long it took, and its lab runs.
 type Column struct {
-	Version       string  `json:"version"`                  // as requested: v1.36.3
-	Cluster       string  `json:"cluster,omitempty"`        // kind cluster name
-	Server        string  `json:"server_version,omitempty"` // what its API server said
-	NodeImage     string  `json:"node_image,omitempty"`
-	NodeImageFrom string  `json:"node_image_source,omitempty"` // official or built
-	Kwok          string  `json:"kwok,omitempty"`              // "" when the selected labs need no fake node
-	ImagesSeconds float64 `json:"images_seconds"`              // resolving/building the images (cached: seconds)
+	Version       string `json:"version"`                  // as requested: v1.36.3
+	Cluster       string `json:"cluster,omitempty"`        // kind cluster name
+	Server        string `json:"server_version,omitempty"` // what its API server said
+	NodeImage     string `json:"node_image,omitempty"`
+	NodeImageFrom string `json:"node_image_source,omitempty"` // official or built
+	// NodeImageDigest is an official node image's registry digest (checked
+	// against its pin: internal/images).
+	NodeImageDigest string  `json:"node_image_digest,omitempty"`
+	Kwok            string  `json:"kwok,omitempty"` // "" when the selected labs need no fake node
+	ImagesSeconds   float64 `json:"images_seconds"` // resolving/building the images (cached: seconds)
 	// Builds are the builds of the release's images: what was built now and what came from the cache.
 	Builds         []Build  `json:"builds,omitempty"`
 	ClusterSeconds float64  `json:"cluster_seconds"` // kind create (or reuse) to every node Ready, kwok included

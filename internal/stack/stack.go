@@ -245,6 +245,10 @@ func UpCluster(ctx context.Context, log *progress.Logger, spec ClusterSpec) (*cl
 	env.WorkloadImage = set.Workload
 	env.Versions.Docker = spec.DockerVersion
 	env.Versions.NodeImageFrom = set.NodeFrom
+	env.Versions.NodeImageDigest = set.NodeDigest // of set.Node, the base of a preloaded image
+	if !spec.NoKwok {
+		env.Versions.KwokImageDigest = set.KwokDigest
+	}
 	switch {
 	case spec.NoKwok:
 	case kwokDone:

@@ -415,6 +415,11 @@ func versions(ctx context.Context, root string, set images.Set, dockerVersion, k
 	if set.ImageRepository != "" {
 		v["image_repository"] = set.ImageRepository
 	}
+	for key, digest := range map[string]string{"node_image_digest": set.NodeDigest, "kwok_image_digest": set.KwokDigest} {
+		if digest != "" {
+			v[key] = digest
+		}
+	}
 	if out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "HEAD").Output(); err == nil {
 		c := strings.TrimSpace(string(out))
 		if st, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
