@@ -20,7 +20,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
 	rec := load(t)
-	labtest.AllPass(t, Claims(rec), 8)
+	labtest.AllPass(t, Claims(rec), 9)
 	fs := factsOf(rec)
 	if n := len(byName(fs, "exit-now").Failed()); n == 0 {
 		t.Errorf("the recorded run has no failed exit-now request")
@@ -230,4 +230,9 @@ func addForward(p *evidence.ProxyRulesRead, svc, endpoint string) {
 		p.Forwards = map[string][]string{}
 	}
 	p.Forwards[svc] = append(p.Forwards[svc], endpoint)
+}
+
+// A pod's watch events in an order a watch never sends fail graceful.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "graceful")
 }
