@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,4 +141,81 @@ func OnDisk(t *testing.T, rec *evidence.Record) {
 		t.Fatal(err)
 	}
 	rec.PodEventsOnDisk(path, len(rec.PodEvents))
+}
+
+// BreaksWatchOrder feeds the lab's claims three copies of its recorded run,
+// each with one pod's watch events in an order a watch never sends — a
+// resourceVersion that goes down, an ADDED after a MODIFIED, an event after
+// DELETED (the last two swapped as internal/mutants swaps them: the events
+// trade places, their times stay) — and fails the test unless the lab's
+// WatchOrder claim fails on each, naming the rule broken. The pod is the one
+// with the most events among those that begin ADDED, MODIFIED and end
+// DELETED.
+func BreaksWatchOrder(t *testing.T, load func(*testing.T) *evidence.Record, decide func(*evidence.Record) []claims.Claim, lab string) {
+	t.Helper()
+	for _, tc := range []struct {
+		name   string
+		rule   evidence.OrderRule
+		break_ func(rec *evidence.Record, at []int)
+	}{
+		{"a resourceVersion goes down", evidence.OrderVersionsRise, func(rec *evidence.Record, at []int) {
+			before, err := strconv.ParseUint(rec.PodEvents[at[0]].ResourceVersion, 10, 64)
+			if err != nil || before == 0 {
+				t.Fatalf("resourceVersion %q is not a positive integer", rec.PodEvents[at[0]].ResourceVersion)
+			}
+			rec.PodEvents[at[1]].ResourceVersion = strconv.FormatUint(before-1, 10)
+		}},
+		{"an ADDED after a MODIFIED", evidence.OrderAddedFirst, func(rec *evidence.Record, at []int) {
+			swapPodEvents(rec, at[0], at[1])
+		}},
+		{"an event after DELETED", evidence.OrderDeletedLast, func(rec *evidence.Record, at []int) {
+			swapPodEvents(rec, at[len(at)-2], at[len(at)-1])
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			if rec.PodEvents == nil {
+				t.Fatal("the record's pod events are on disk: load it whole")
+			}
+			tc.break_(rec, orderedPod(t, rec))
+			id := claims.WatchOrderID(lab)
+			MustFail(t, decide(rec), id)
+			if c := ByID(decide(rec))[id]; !strings.Contains(c.Reason, string(tc.rule)) {
+				t.Errorf("%s does not name the rule broken, %q: %s", id, tc.rule, c.Reason)
+			}
+		})
+	}
+}
+
+// orderedPod are the indexes in rec.PodEvents of the events of the pod (by
+// UID) with the most events among those that begin ADDED, MODIFIED and end
+// DELETED, at least three.
+func orderedPod(t *testing.T, rec *evidence.Record) []int {
+	t.Helper()
+	byUID := map[string][]int{}
+	for i, e := range rec.PodEvents {
+		byUID[e.UID] = append(byUID[e.UID], i)
+	}
+	var best []int
+	bestUID := ""
+	for uid, at := range byUID {
+		n := len(at)
+		if uid == "" || n < 3 || rec.PodEvents[at[0]].Type != "ADDED" || rec.PodEvents[at[1]].Type != "MODIFIED" || rec.PodEvents[at[n-1]].Type != "DELETED" {
+			continue
+		}
+		if n > len(best) || (n == len(best) && uid < bestUID) {
+			best, bestUID = at, uid
+		}
+	}
+	if best == nil {
+		t.Fatal("no pod of the record begins ADDED, MODIFIED and ends DELETED")
+	}
+	return best
+}
+
+// swapPodEvents exchanges what pod events i and j said, keeping their times.
+func swapPodEvents(rec *evidence.Record, i, j int) {
+	x, y := &rec.PodEvents[i], &rec.PodEvents[j]
+	*x, *y = *y, *x
+	x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
 }

@@ -20,7 +20,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 func verdicts(rec *evidence.Record) map[string]claims.Claim { return labtest.ByID(Claims(rec)) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 8)
+	labtest.AllPass(t, Claims(load(t)), 9)
 }
 
 // deleteEvents drops the pod's events for which drop is true.
@@ -278,7 +278,7 @@ func TestContainerAlreadyRemovedByRuntime(t *testing.T) {
 	rec := load(t)
 	removeExited(rec, "held")
 	cs := Claims(rec)
-	labtest.AllPass(t, cs, 8)
+	labtest.AllPass(t, cs, 9)
 	for _, id := range []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"} {
 		c := labtest.ByID(cs)[id]
 		if src, _ := c.Observed["exit_code_source"].(string); !strings.HasPrefix(src, "kubelet:") {
@@ -338,4 +338,9 @@ func TestWithoutFakeNodesTheKwokHalfIsNotChecked(t *testing.T) {
 	if v := claims.Overall(cs); v != claims.Partial {
 		t.Errorf("overall %s, want partial", v)
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail finalizer.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "finalizer")
 }

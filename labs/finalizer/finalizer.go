@@ -294,6 +294,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 				Pod: t.pod, After: evidence.ActionRemoveFinalizers, Within: goneAfterRelease, RequireGone: true,
 			}).WithTolerance("deleted_after_seconds", goneAfterRelease))
 	}
+	out = append(out, claims.WatchOrder(rec, "finalizer"))
 	if rec.NoFakeNodes {
 		// The kwok half never ran: its claims are open, not failed.
 		for i, c := range out {

@@ -15,7 +15,7 @@ const recorded = "testdata/20261202-111925-7f5b"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 4)
+	labtest.AllPass(t, Claims(load(t)), 5)
 }
 
 func TestContradictingRecordsFail(t *testing.T) {
@@ -55,7 +55,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 			x, y := &rec.PodEvents[n-2], &rec.PodEvents[n-1]
 			*x, *y = *y, *x
 			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
-		}, []string{"force.api_object_gone"}},
+		}, []string{"force.watch_order"}},
 		{"the deletionTimestamp was seen before the force delete", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
 			for i, e := range rec.PodEvents {
@@ -128,4 +128,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 			labtest.OnlyFail(t, Claims(rec), tc.fails...)
 		})
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail force.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "force")
 }

@@ -132,8 +132,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "force.api_object_gone",
-			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
-			Pod:       pod, After: evidence.ActionForceDelete, Within: goneWithin, RequireGone: true, InOrder: true,
+			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is force.watch_order). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
+			Pod:       pod, After: evidence.ActionForceDelete, Within: goneWithin, RequireGone: true, MarkedAfterRequest: true,
 		}).WithTolerance("deleted_after_seconds", goneWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "force.container_outlives_object",
@@ -154,5 +154,6 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			SignalWithin:    sigtermWithin,
 			StopAfterSignal: &claims.Window{Min: killedAfterSigterm - claims.ExitAllowance, Max: killedAfterSigterm + claims.ExitAllowance},
 		}).WithTolerance("sigterm_after_seconds", sigtermWithin).WithTolerance("stopped_after_sigterm_seconds", claims.ExitAllowance),
+		claims.WatchOrder(rec, "force"),
 	}
 }

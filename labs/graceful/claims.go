@@ -52,6 +52,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		sigtermAfterPreStop(rec, fs),
 		preStopCountsAgainstGrace(rec, fs),
 		sigkillAtGraceEnd(rec, fs),
+		claims.WatchOrder(rec, "graceful"),
 	}
 }
 

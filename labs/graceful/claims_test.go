@@ -20,7 +20,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
 	rec := load(t)
-	labtest.AllPass(t, Claims(rec), 8)
+	labtest.AllPass(t, Claims(rec), 9)
 	fs := factsOf(rec)
 	if n := len(byName(fs, "exit-now").Failed()); n == 0 {
 		t.Errorf("the recorded run has no failed exit-now request")
@@ -257,5 +257,10 @@ func TestReadWithoutTheServiceSaysNothing(t *testing.T) {
 	if gf, gt, _ := g.DroppedBetween(); !gt.Equal(to) || gf.Before(from) {
 		t.Errorf("the cut read moved the drop: was %s–%s, now %s–%s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), gf.Format(time.RFC3339Nano), gt.Format(time.RFC3339Nano))
 	}
-	labtest.AllPass(t, Claims(rec), 8)
+	labtest.AllPass(t, Claims(rec), 9)
+}
+
+// A pod's watch events in an order a watch never sends fail graceful.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "graceful")
 }

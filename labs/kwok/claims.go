@@ -122,7 +122,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Delete: evidence.ActionDelete, Release: evidence.ActionRemoveFinalizers, Want: ReportedBug,
 		}))
 	}
-	return out
+	return append(out, claims.WatchOrder(rec, "kwok"))
 }
 
 // Cell is one comparison of the fidelity table: a stage set's sequence for a

@@ -28,7 +28,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 func verdicts(rec *evidence.Record) map[string]claims.Claim { return labtest.ByID(Claims(rec)) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 9)
+	labtest.AllPass(t, Claims(load(t)), 10)
 	got := verdicts(load(t))["kwok.stage_sets"].Observed["stage_set_by_pod"].(map[string]string)
 	for _, sc := range Scenarios {
 		for _, set := range kwok.StageSets {
@@ -40,18 +40,21 @@ func TestRecordedRunPasses(t *testing.T) {
 }
 
 // replaceEvents gives pod the events of another pod of the record (same
-// scenario, another target), renamed: what the record would hold had pod
-// behaved like that one.
+// scenario, another target), renamed and with pod's own UID: what the record
+// would hold had pod behaved like that one.
 func replaceEvents(rec *evidence.Record, pod, like string) {
 	var keep []evidence.PodEvent
+	uid := ""
 	for _, e := range rec.PodEvents {
 		if e.Name != pod {
 			keep = append(keep, e)
+		} else {
+			uid = e.UID
 		}
 	}
 	for _, e := range rec.PodEvents {
 		if e.Name == like {
-			e.Name = pod
+			e.Name, e.UID = pod, uid
 			keep = append(keep, e)
 		}
 	}
@@ -299,4 +302,9 @@ func TestStageSetLabelIsRecorded(t *testing.T) {
 	if !slices.Contains(evidence.RecordedLabels, kwok.StageSetLabel) {
 		t.Errorf("evidence.RecordedLabels %v lacks %s", evidence.RecordedLabels, kwok.StageSetLabel)
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail kwok.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "kwok")
 }

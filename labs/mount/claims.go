@@ -52,6 +52,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		staysWhileBusy(rec).WithTolerance("held_after_exit_seconds", holdSpread),
 		goneAfterRelease(rec).WithTolerance("deleted_after_retry_seconds", afterRetryAllowance),
 		unmounted(rec),
+		claims.WatchOrder(rec, "mount"),
 	}
 }
 

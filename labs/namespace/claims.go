@@ -84,6 +84,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		apiHolds(rec), apiFrees(rec),
 		orphanHolds(rec), orphanFrees(rec),
 		claimHeld(rec), podsFirst(rec),
+		claims.WatchOrder(rec, "namespace"),
 	}
 }
 

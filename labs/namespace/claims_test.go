@@ -17,7 +17,7 @@ const recorded = "testdata/20261204-141119-673a"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 6)
+	labtest.AllPass(t, Claims(load(t)), 7)
 }
 
 // action is the recorded action's start.
@@ -278,7 +278,7 @@ func TestADryRunIsNoChange(t *testing.T) {
 		Namespace: OrphanNamespace(rec.Namespace), Name: Resource, DryRun: true})
 	addAudit(rec, evidence.AuditEvent{ReceivedAt: at, User: "kubernetes-admin", Verb: "patch", Resource: "namespaces",
 		Name: OrphanNamespace(rec.Namespace), DryRun: true})
-	labtest.AllPass(t, Claims(rec), 6)
+	labtest.AllPass(t, Claims(rec), 7)
 }
 
 // Through a kubeconfig without node access the audit log is not read: the
@@ -299,4 +299,9 @@ func TestWithoutNodeAccessTheAuditClaimsSayWhy(t *testing.T) {
 	if n == 0 {
 		t.Error("no claim reported not checked without the audit log")
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail namespace.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "namespace")
 }

@@ -16,7 +16,7 @@ const recorded = "testdata/20261202-112154-d263"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 5)
+	labtest.AllPass(t, Claims(load(t)), 6)
 }
 
 // The bounds from the mechanism: each contradiction moves one recorded time
@@ -121,7 +121,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 			x, y := &rec.PodEvents[n-2], &rec.PodEvents[n-1]
 			*x, *y = *y, *x
 			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
-		}, "orphan.api_object_exists_false"},
+		}, "orphan.watch_order"},
 		{"the orphan exited 0 by itself after the kubelet's return", func(rec *evidence.Record) {
 			for i, o := range rec.Containers {
 				if o.ExitCode != nil {
@@ -206,4 +206,9 @@ func TestOrphanEndedBySIGTERMStillCountsAsKilled(t *testing.T) {
 			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
 		}
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail orphan.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "orphan")
 }

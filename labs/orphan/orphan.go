@@ -179,8 +179,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
-			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); its watch events come in an order the API server can send (no deletionTimestamp before the request, nothing after DELETED). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
-			Pod:       pod, After: evidence.ActionForceDelete, Within: deletedWithin, RequireGone: true, InOrder: true,
+			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is orphan.watch_order). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
+			Pod:       pod, After: evidence.ActionForceDelete, Within: deletedWithin, RequireGone: true, MarkedAfterRequest: true,
 		}).WithTolerance("deleted_after_seconds", deletedWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "orphan.container_running",
@@ -199,5 +199,6 @@ func Claims(rec *evidence.Record) []claims.Claim {
 				sec(killedNotBefore), sec(killedWithin), sec(claims.KubeletStartAllowance), sec(claims.ExitAllowance), sec(killedWithin-killedNotBefore)),
 			Pod: pod, After: evidence.ActionStartKubelet, NotBefore: killedNotBefore, Within: killedWithin, Killed: true,
 		}).WithTolerance("stopped_after_seconds", killedWithin-killedNotBefore),
+		claims.WatchOrder(rec, "orphan"),
 	}
 }

@@ -3,9 +3,7 @@ package scale
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -141,14 +139,7 @@ type podFacts struct {
 	added    int
 	deleted  int
 	// deletedAt is its first DELETED.
-	deletedAt    time.Time
-	afterDeleted []string // name@resourceVersion of events after the first DELETED
-	// rvs are every resourceVersion, to find one twice: as integers (etcd
-	// revisions; a string costs three times the memory at 50,000 pods),
-	// oddRVs those that are not.
-	rvs       []uint64
-	oddRVs    []string
-	dupes     []string
+	deletedAt time.Time
 	hasListed bool // an event carries the LIST-before's resourceVersion
 	// ranBeforeDelete: Running and Ready on a fake node of the run, seen
 	// before the first event observed after the namespace delete began.
@@ -293,9 +284,6 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 	if e.Type == "LISTED" {
 		f.relisted++
 	}
-	if p.deleted > 0 {
-		p.afterDeleted = append(p.afterDeleted, e.Name+"@"+e.ResourceVersion)
-	}
 	switch e.Type {
 	case "ADDED":
 		p.added++
@@ -304,17 +292,6 @@ func (f *facts) add(e evidence.PodEvent, listed evidence.ListedPod, finalized bo
 		if p.deleted == 1 {
 			p.deletedAt = e.ObservedAt
 		}
-	}
-	if n, err := strconv.ParseUint(e.ResourceVersion, 10, 64); err == nil {
-		if slices.Contains(p.rvs, n) {
-			p.dupes = append(p.dupes, e.Name+"@"+e.ResourceVersion)
-		}
-		p.rvs = append(p.rvs, n)
-	} else {
-		if slices.Contains(p.oddRVs, e.ResourceVersion) {
-			p.dupes = append(p.dupes, e.Name+"@"+e.ResourceVersion)
-		}
-		p.oddRVs = append(p.oddRVs, e.ResourceVersion)
 	}
 	p.hasListed = p.hasListed || (listed.Name != "" && e.ResourceVersion == listed.ResourceVersion)
 	p.mixedUID = p.mixedUID || e.UID != p.uid
@@ -380,7 +357,7 @@ func (f *facts) deletedAt(pod string) (time.Time, bool) {
 func Claims(rec *evidence.Record) []claims.Claim {
 	f := read(rec)
 	fig := figuresOf(f)
-	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig), nodesReady(f)}
+	cs := []claims.Claim{ran(f, fig), deleted(f, fig), held(rec, f, fig), namespaceGone(rec, f, fig), complete(rec, f, fig), nodesReady(f), claims.WatchOrder(rec, "scale")}
 	if f.size.Pods >= paceMinPods {
 		cs = append(cs, pace(rec, f), deletePace(f, fig))
 	}
@@ -574,7 +551,7 @@ func eventsAt(rec *evidence.Record, t time.Time) int {
 }
 
 func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
-	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name, no resourceVersion twice for a pod and no event of a pod after its DELETED (a watch sends nothing of an object after it); the final LIST returns none of them; and the pods watch never lost its place: a gap fails it unless the watch came back from the resourceVersion of the last event recorded before the gap (the API server then sends every change after it: the gap's events arrive late, none is missing); a re-list fails it (what happened in between may be lost).", eventsFile, recordFile, gapsFile)
+	v := newVerdict(ClaimComplete, "The record holds exactly one ADDED and exactly one DELETED per pod of the LIST taken before the namespace delete (0 events lost, 0 duplicates), every listed pod's state at that LIST (its resourceVersion) among its events, no event of a pod the LIST does not name (the order of each pod's events, a resourceVersion twice or an event after DELETED among them, is scale.watch_order's); the final LIST returns none of them; and the pods watch never lost its place: a gap fails it unless the watch came back from the resourceVersion of the last event recorded before the gap (the API server then sends every change after it: the gap's events arrive late, none is missing); a re-list fails it (what happened in between may be lost).", eventsFile, recordFile, gapsFile)
 	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") {
 		return v.Done()
 	}
@@ -582,7 +559,7 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	for _, p := range f.before.Pods {
 		listed[p.Name] = p
 	}
-	var lost, dupes, stale, strangers, wrongUID, afterDeleted []string
+	var lost, dupes, stale, strangers, wrongUID []string
 	added, dels := 0, 0
 	for _, p := range f.before.Pods {
 		pf := f.pods[p.Name]
@@ -597,8 +574,6 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 		if pf.added > 1 || pf.deleted > 1 {
 			dupes = append(dupes, p.Name)
 		}
-		dupes = append(dupes, pf.dupes...)
-		afterDeleted = append(afterDeleted, pf.afterDeleted...)
 		if !pf.hasListed {
 			stale = append(stale, p.Name)
 		}
@@ -623,7 +598,6 @@ func complete(rec *evidence.Record, f *facts, fig Figures) claims.Claim {
 	v.Require(len(stale) == 0, "%d pods' listed state (resourceVersion) is not in the record: %s", len(stale), few(stale))
 	v.Require(len(strangers) == 0, "events of %d pods the LIST does not name: %s", len(strangers), few(strangers))
 	v.Require(len(wrongUID) == 0, "events of %d pods carry another UID than the LIST's: %s", len(wrongUID), few(wrongUID))
-	v.Require(len(afterDeleted) == 0, "%d events came after their pod's DELETED: %s", len(afterDeleted), few(afterDeleted))
 	v.Require(f.relisted == 0, "%d pod states came from a re-list, not the watch", f.relisted)
 	if v.Require(f.final != nil, "no final LIST was recorded") {
 		v.Require(len(f.final.Pods) == 0, "the final LIST returned %d pods", len(f.final.Pods))

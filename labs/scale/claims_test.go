@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
@@ -22,7 +23,7 @@ func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
 	rec := load(t)
-	labtest.AllPass(t, Claims(rec), 6)
+	labtest.AllPass(t, Claims(rec), 7)
 	fig := FiguresOf(rec)
 	if fig.Size.Pods != 100 || fig.CreatePerSecond <= 0 || fig.RunningPerSecond <= 0 || fig.DeletedPerSecond <= 0 || fig.GoneAfterRelease <= 0 {
 		t.Errorf("figures of the recorded run: %+v", fig)
@@ -164,7 +165,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 				*x, *y = *y, *x
 				x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
 			},
-			fails: []string{ClaimComplete},
+			fails: []string{claims.WatchOrderID("scale")},
 		},
 		{
 			name: "a pod's ADDED event is recorded twice",
@@ -477,4 +478,9 @@ func TestNodesReadyNamesWhoUnreadied(t *testing.T) {
 	if !slices.Contains(c.Evidence, evidence.AuditFile) {
 		t.Errorf("with an audit log the claim does not cite %s: %v", evidence.AuditFile, c.Evidence)
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail scale.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "scale")
 }

@@ -237,6 +237,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		preStopWithMain(rec, ordered),
 		mainKilledAtGraceEnd(rec, overrun),
 		sidecarsEndedRightAfter(rec, overrun),
+		claims.WatchOrder(rec, "sidecar"),
 	}
 }
 

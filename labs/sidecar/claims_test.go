@@ -16,7 +16,7 @@ const recorded = "testdata/20261204-024455-991e"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 5)
+	labtest.AllPass(t, Claims(load(t)), 6)
 }
 
 // edit changes every crictl observation of the pod's named container.
@@ -165,4 +165,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 			labtest.OnlyFail(t, Claims(rec), tc.fails...)
 		})
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail sidecar.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "sidecar")
 }

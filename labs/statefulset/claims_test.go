@@ -32,7 +32,7 @@ func ledgerEntries(rec *evidence.Record) *[]ledger.Entry {
 }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 8)
+	labtest.AllPass(t, Claims(load(t)), 9)
 }
 
 func TestContradictingRecordsFail(t *testing.T) {
@@ -210,4 +210,9 @@ func TestReportShowsBothWritersInTheLedger(t *testing.T) {
 			t.Errorf("the ledger section lacks %q:\n%s", want, sections[0].Body)
 		}
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail statefulset.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "statefulset")
 }

@@ -495,6 +495,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("The original wrote to the ledger until the kubelet came back, its last write at most %s after the start (the kill's bound: a write arrives before the writer dies), and the new %s then wrote alone for at least %s (the lab's %s hold less one write period).", claims.InSeconds(killedWithin), pod, claims.InSeconds(minAlone), claims.InSeconds(aloneHold)),
 			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, MinAlone: minAlone,
 		}),
+		claims.WatchOrder(rec, "statefulset"),
 	}
 }
 

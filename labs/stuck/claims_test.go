@@ -14,7 +14,7 @@ const recorded = "testdata/20261204-023938-30a1"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 6)
+	labtest.AllPass(t, Claims(load(t)), 7)
 }
 
 func TestContradictingRecordsFail(t *testing.T) {
@@ -106,4 +106,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 			labtest.OnlyFail(t, Claims(rec), tc.fails...)
 		})
 	}
+}
+
+// A pod's watch events in an order a watch never sends fail stuck.watch_order.
+func TestWatchOrderBroken(t *testing.T) {
+	labtest.BreaksWatchOrder(t, load, Claims, "stuck")
 }

@@ -228,6 +228,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
 			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin,
 		}),
+		claims.WatchOrder(rec, "stuck"),
 	}
 }
 
