@@ -39,23 +39,10 @@ func (r *Recorder) FollowJournal(node Node, unit, keep string, within time.Durat
 // of may already be seen on the API: a lab that stops its recorder at once
 // can lose it.
 func (r *Recorder) WaitJournal(ctx context.Context, what string, cond func(evidence.JournalEntry) bool) (evidence.JournalEntry, error) {
-	for {
-		ended := ctx.Err() != nil // give up only after a look that began after ctx ended
-		r.mu.Lock()
-		for _, e := range r.rec.Journal {
-			if cond(e) {
-				r.mu.Unlock()
-				return e, nil
-			}
-		}
-		seen := len(r.rec.Journal)
-		changed := r.changed
-		r.mu.Unlock()
-		if ended {
-			return evidence.JournalEntry{}, fmt.Errorf("waiting for the journal to say %s: %w (%d entries of the run recorded)", what, context.Cause(ctx), seen)
-		}
-		waitChanged(ctx, changed)
-	}
+	return waitRecorded(ctx, r, func(rec *evidence.Record) []evidence.JournalEntry { return rec.Journal }, cond,
+		func(n int, cause error) error {
+			return fmt.Errorf("waiting for the journal to say %s: %w (%d entries of the run recorded)", what, cause, n)
+		})
 }
 
 // AddMountLook records a look at a node's mount table and at what holds a

@@ -658,6 +658,31 @@ func (r *Recorder) WaitNode(ctx context.Context, node, what string, cond func(ev
 	}
 }
 
+// waitRecorded blocks until an item of the record's list (items recorded
+// before the call count) satisfies cond, or ctx ends; failed words the error
+// from how many items were recorded and why the wait ended.
+func waitRecorded[T any](ctx context.Context, r *Recorder, list func(*evidence.Record) []T, cond func(T) bool, failed func(n int, cause error) error) (T, error) {
+	for {
+		ended := ctx.Err() != nil // give up only after a look that began after ctx ended
+		r.mu.Lock()
+		items := list(&r.rec)
+		for _, e := range items {
+			if cond(e) {
+				r.mu.Unlock()
+				return e, nil
+			}
+		}
+		n := len(items)
+		changed := r.changed
+		r.mu.Unlock()
+		if ended {
+			var zero T
+			return zero, failed(n, context.Cause(ctx))
+		}
+		waitChanged(ctx, changed)
+	}
+}
+
 // waitChanged blocks until the record changes or ctx ends. The waits give up
 // only after a look at the record that began once ctx had ended: when an
 // event is recorded just as the bound runs out, both cases here are ready and

@@ -42,23 +42,10 @@ func (r *Recorder) addEndpointSlice(typ string, s *discoveryv1.EndpointSlice, at
 // WaitEndpointSlice blocks until a recorded EndpointSlice event satisfies
 // cond (events recorded before the call count), or ctx ends.
 func (r *Recorder) WaitEndpointSlice(ctx context.Context, what string, cond func(evidence.EndpointSliceEvent) bool) (evidence.EndpointSliceEvent, error) {
-	for {
-		ended := ctx.Err() != nil
-		r.mu.Lock()
-		for _, e := range r.rec.EndpointSlices {
-			if cond(e) {
-				r.mu.Unlock()
-				return e, nil
-			}
-		}
-		n := len(r.rec.EndpointSlices)
-		changed := r.changed
-		r.mu.Unlock()
-		if ended {
-			return evidence.EndpointSliceEvent{}, fmt.Errorf("waiting for an EndpointSlice to %s: %w (%d slice events recorded)", what, context.Cause(ctx), n)
-		}
-		waitChanged(ctx, changed)
-	}
+	return waitRecorded(ctx, r, func(rec *evidence.Record) []evidence.EndpointSliceEvent { return rec.EndpointSlices }, cond,
+		func(n int, cause error) error {
+			return fmt.Errorf("waiting for an EndpointSlice to %s: %w (%d slice events recorded)", what, cause, n)
+		})
 }
 
 // ReadProxyRules reads kube-proxy's NAT rules on the node (`iptables-save
