@@ -7,6 +7,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // PluginName is the name kubectl finds the plugin by on PATH: `kubectl
@@ -112,7 +114,35 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 	root.AddCommand(labCommands()...)
 	root.AddCommand(clusterCommands()...)
 	root.AddCommand(resultsCommands()...)
+	root.AddCommand(a.versionCommand())
 	return root
+}
+
+// versionCommand prints which termlab this is (internal/version): what a bug
+// report or a result should name.
+func (a *app) versionCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print termlab's version, commit, build date, Go and client-go versions",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			info := version.Get()
+			switch output {
+			case outputText:
+				fmt.Fprint(a.stdout, info)
+			case outputJSON:
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			default:
+				return &exitError{code: diagnose.ExitUsage, err: fmt.Errorf("--output=%q: want text or json", output)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", outputText, "text or json (the same object as summary.json's \"termlab\")")
+	return cmd
 }
 
 // exitCodeText is the exit codes of diagnose, for --help (README.md says the same).

@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // kubeconfig writes a kubeconfig whose current context has namespace ns
@@ -226,5 +228,36 @@ func TestDiagnoseWithoutKubeconfig(t *testing.T) {
 	code := Run(context.Background(), []string{"termlab", "diagnose", "pod/x", "--evidence-dir", t.TempDir()}, &stdout, &stderr)
 	if code != diagnose.ExitUndecided || !strings.Contains(stderr.String(), "reading pod default/x") || !strings.Contains(stderr.String(), "the cluster asked: http://localhost:8080") || stdout.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestVersionPrintsWhichTermlab(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := Run(t.Context(), []string{"kubectl-termlab", "version"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("termlab version exit %d: %s", code, stderr.String())
+	}
+	want := version.Get()
+	for _, s := range []string{"termlab " + want.Version + "\n", "commit:    " + want.Commit, "built:     ", "go:        " + want.Go, "client-go: " + want.ClientGo} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("termlab version does not say %q:\n%s", s, stdout.String())
+		}
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := Run(t.Context(), []string{"termlab", "version", "-o", "json"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("termlab version -o json exit %d: %s", code, stderr.String())
+	}
+	var got version.Info
+	if err := json.Unmarshal([]byte(stdout.String()), &got); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	if got != version.Get() {
+		t.Errorf("version -o json = %+v, want %+v", got, version.Get())
+	}
+	stdout.Reset()
+	if code := Run(t.Context(), []string{"termlab", "version", "--output=yaml"}, &stdout, &stderr); code != diagnose.ExitUsage {
+		t.Errorf("version --output=yaml exit %d, want %d (usage)", code, diagnose.ExitUsage)
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/internal/report"
 	"github.com/termlab/termlab/internal/runlock"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // Labels on every object a run creates.
@@ -539,7 +540,7 @@ func (x *execution) decide() (*report.Summary, error) {
 		Lab: def.Name, RunID: r.ID, Verdict: claims.Overall(decided),
 		StartedAt: x.started, FinishedAt: time.Now().UTC(), Versions: record.Versions,
 		Namespace: r.Namespace, Claims: decided, Steps: record.Steps, Repairs: x.repairs, Dir: r.Dir,
-		Clocks: record.Clocks,
+		Clocks: record.Clocks, Termlab: new(version.Get()),
 	}
 	run := def.ReportRun(s, record, decided)
 	files, err := report.Render(run)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // Files written by Write, in the run folder.
@@ -46,6 +47,9 @@ type Summary struct {
 	// Answer is the lab's answer from this run (Run.Answer), kept here so
 	// the results index can show it from summary.json alone.
 	Answer string `json:"answer,omitempty"`
+	// Termlab is the termlab that made the run (absent in runs made before
+	// it was recorded).
+	Termlab *version.Info `json:"termlab,omitempty"`
 	// Dir is the run folder (not part of the JSON: the file lives in it).
 	Dir string `json:"-"`
 }

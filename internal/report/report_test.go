@@ -14,6 +14,7 @@ import (
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/version"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -276,5 +277,39 @@ func TestIncarnationsHaveTheirOwnLanes(t *testing.T) {
 	}
 	if len(tl.Overlaps) != 1 || tl.Overlaps[0].Seconds() != 13 || !strings.Contains(tl.Overlaps[0].Label, "13.0 s") {
 		t.Errorf("overlaps %+v, want one of 13 s (+11s → +24s)", tl.Overlaps)
+	}
+}
+
+// A run's summary.json names the termlab that made it; one without (made
+// before it was recorded) still reads.
+func TestSummaryNamesTheTermlabThatMadeIt(t *testing.T) {
+	run := orphanRun()
+	run.Summary.Termlab = &version.Info{Version: "v0.1.0", Commit: "abc123", Go: "go1.26.0", ClientGo: "v0.37.2", Date: "2026-12-01T10:00:00Z"}
+	dir := t.TempDir()
+	if err := Write(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"termlab": {`, `"version": "v0.1.0"`, `"commit": "abc123"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("summary.json lacks %s:\n%s", want, b)
+		}
+	}
+	s, err := ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Termlab == nil || *s.Termlab != *run.Summary.Termlab {
+		t.Errorf("termlab read back as %+v, want %+v", s.Termlab, run.Summary.Termlab)
+	}
+	old, err := SummaryJSON(orphanRun())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(old), `"termlab"`) {
+		t.Errorf("a run without it says termlab: %s", old)
 	}
 }
