@@ -67,7 +67,10 @@ const (
 	WindowInFlight    = "in-flight"   // in flight when the process stopped accepting
 	WindowUnreachable = "unreachable" // sent after that, before the client's node dropped the pod
 	WindowStall       = "stall"       // lost in a stall of the client's node, not the deletion
-	WindowUnexplained = "unexplained" // a window the deletion does not explain
+	// WindowStaleConntrack: sent after the drop on a port whose conntrack
+	// entry still sends it to the deleted pod (kubernetes#101607).
+	WindowStaleConntrack = "stale-conntrack"
+	WindowUnexplained    = "unexplained" // a window the deletion does not explain
 )
 
 // Segment kinds of the traffic picture's lanes.
@@ -82,13 +85,14 @@ const (
 )
 
 var windowStyle = map[string]struct{ fill, legend string }{
-	WindowInFlight:    {"#b71c1c", "failed: in flight when its process stopped accepting (upper row)"},
-	WindowUnreachable: {"#311b92", "failed: sent after that, before the rules dropped it (lower row)"},
-	WindowStall:       {"#616161", "failed: lost in a stall of the client's node (not the deletion)"},
-	WindowUnexplained: {"#880e4f", "failed: in a window the deletion does not explain"},
+	WindowInFlight:       {"#b71c1c", "failed: in flight when its process stopped accepting (upper row)"},
+	WindowUnreachable:    {"#311b92", "failed: sent after that, before the rules dropped it (lower row)"},
+	WindowStall:          {"#616161", "failed: lost in a stall of the client's node (not the deletion)"},
+	WindowStaleConntrack: {"#5d4037", "failed: after the drop, sent to the deleted pod by a conntrack entry an unanswered connection left"},
+	WindowUnexplained:    {"#880e4f", "failed: in a window the deletion does not explain"},
 }
 
-var windowOrder = []string{WindowInFlight, WindowUnreachable, WindowStall, WindowUnexplained}
+var windowOrder = []string{WindowInFlight, WindowUnreachable, WindowStaleConntrack, WindowStall, WindowUnexplained}
 
 const (
 	droppedColour = "#263238" // the hatch of "the rules dropped the pod in here"
@@ -358,10 +362,11 @@ func failedSummary(s ServiceTimeline) string {
 		outcomes[q.Window][q.Outcome] = true
 	}
 	words := map[string]string{
-		WindowInFlight:    "in flight at the stop",
-		WindowUnreachable: "sent before the rules dropped it",
-		WindowStall:       "in a stall of the client's node",
-		WindowUnexplained: "unexplained",
+		WindowInFlight:       "in flight at the stop",
+		WindowUnreachable:    "sent before the rules dropped it",
+		WindowStall:          "in a stall of the client's node",
+		WindowStaleConntrack: "by a stale conntrack entry",
+		WindowUnexplained:    "unexplained",
 	}
 	var parts []string
 	for _, w := range windowOrder {

@@ -130,8 +130,8 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 
 func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	f := byName(fs, "exit-now")
-	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, longer than the client's node can be ahead of the kubelet, and at one every %s about half are the pod's: many are in flight at its SIGTERM) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node). The program ended itself: exit code 0, not a kill.",
-		windowInFlight, sec(exitNowAnswerAfter), sec(exitNowEvery), windowUnreachable))
+	k := newCheck(idNoPreStopFails, fmt.Sprintf("With no preStop and a program that exits at once on SIGTERM, requests fail, each in a named window: %q (each request takes %s to answer, longer than the client's node can be ahead of the kubelet, and at one every %s about half are the pod's: many are in flight at its SIGTERM) or %q (when the kubelet's SIGTERM beats the client node's rule update; a race, often lost by the kubelet on an idle node), or, a timeout after the rules dropped the pod, %q (a connection the pod never answered leaves a SYN_SENT conntrack entry to the pod for %s, and a new connection given its source port follows it). The program ended itself: exit code 0, not a kill.",
+		windowInFlight, sec(exitNowAnswerAfter), sec(exitNowEvery), windowUnreachable, windowStaleConntrack, sec(synSentLifetime)))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
@@ -214,7 +214,7 @@ func startOf(qs []evidence.Request, from time.Time) float64 {
 }
 
 func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
-	k := newCheck(idFailuresAttributed, fmt.Sprintf("Every failed request of every variant falls in a window of its pod's timeline that the deletion explains — %q or %q — or, timed out together with requests to another Service (within %s), %q, which is named apart. None fails otherwise: not before its pod stopped accepting, not after the client's node removed it, not in the %s before the first delete.", windowUnreachable, windowInFlight, sec(stallSpan), windowStall, sec(baseline)))
+	k := newCheck(idFailuresAttributed, fmt.Sprintf("Every failed request of every variant falls in a window of its pod's timeline that the deletion explains — %q, %q or %q — or, timed out together with requests to another Service (within %s), %q, which is named apart. None fails otherwise: not before its pod stopped accepting, not after the client's node removed it, not in the %s before the first delete.", windowUnreachable, windowInFlight, windowStaleConntrack, sec(stallSpan), windowStall, sec(baseline)))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}

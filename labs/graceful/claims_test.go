@@ -264,3 +264,55 @@ func TestReadWithoutTheServiceSaysNothing(t *testing.T) {
 func TestWatchOrderBroken(t *testing.T) {
 	labtest.BreaksWatchOrder(t, load, Claims, "graceful")
 }
+
+// A connection to the deleted pod that was never answered leaves a SYN_SENT
+// conntrack entry on the client's node; a later connection given its source
+// port goes to the pod again, after the rules dropped it (kubernetes#101607).
+// Such a timeout is the deletion's, but only after an unanswered connection
+// freed a port: without one, a timeout after the drop stays unexplained.
+func TestStaleConntrackAfterTheDrop(t *testing.T) {
+	plant := func(t *testing.T, rec *evidence.Record, unanswered bool) evidence.Request {
+		t.Helper()
+		f := victimFacts(t, rec, "exit-now")
+		stopped, _ := f.StoppedAccepting()
+		_, dropped, _ := f.DroppedBetween()
+		freed := dropped
+		for i, q := range rec.Requests {
+			if q.Target != "exit-now" || !q.Start.Before(dropped) {
+				continue
+			}
+			switch {
+			case q.Outcome == workloadlog.OutcomeTimeout && !unanswered:
+				rec.Requests[i].Outcome = workloadlog.OutcomeReset
+			case unanswered && freed.Equal(dropped) && q.Failed() && q.Start.After(stopped):
+				rec.Requests[i].Outcome, rec.Requests[i].End = workloadlog.OutcomeTimeout, q.Start.Add(time.Second)
+				freed = rec.Requests[i].End
+			}
+		}
+		if unanswered && freed.Equal(dropped) {
+			t.Fatal("the recorded run has no failed exit-now request between its stop and the drop")
+		}
+		for i, q := range rec.Requests {
+			if q.Target == "exit-now" && q.Start.After(freed) && q.Start.After(dropped) {
+				rec.Requests[i].Outcome, rec.Requests[i].Backend, rec.Requests[i].End = workloadlog.OutcomeTimeout, "", q.Start.Add(5*time.Second)
+				return rec.Requests[i]
+			}
+		}
+		t.Fatal("the recorded run has no exit-now request after the drop")
+		return evidence.Request{}
+	}
+
+	rec := load(t)
+	q := plant(t, rec, true)
+	if w := victimFacts(t, rec, "exit-now").Window(q); w != windowStaleConntrack {
+		t.Errorf("a timeout after the drop, on a port an unanswered connection freed: %q, want %q", w, windowStaleConntrack)
+	}
+	labtest.AllPass(t, Claims(rec), 9)
+
+	rec = load(t)
+	q = plant(t, rec, false)
+	if w := victimFacts(t, rec, "exit-now").Window(q); w != windowAfter {
+		t.Errorf("a timeout after the drop with no unanswered connection before it: %q, want %q", w, windowAfter)
+	}
+	labtest.OnlyFail(t, Claims(rec), idNoPreStopFails, idFailuresAttributed)
+}

@@ -282,10 +282,39 @@ const (
 	// windowStall: not this pod's deletion at all: new connections to
 	// several Services timed out together, the client's node stalled.
 	windowStall = "in a stall of the client's node (requests to several Services timed out together)"
+	// windowStaleConntrack: a new connection after the drop that timed out,
+	// begun once a connection to the deleted pod that was never answered had
+	// ended. The client's kernel may give the new connection that one's
+	// source port, and the node's conntrack entry of the old one (SYN_SENT,
+	// translated to the pod's address, kept synSentLifetime) then sends it
+	// to the deleted pod again, whatever the rules say: kube-proxy clears
+	// such entries for UDP, not TCP (kubernetes/kubernetes#101607). The
+	// client logs no ports, so the port's reuse is inferred, not seen.
+	windowStaleConntrack = "after the client's node removed the endpoint, on a source port an unanswered connection to the deleted pod had freed: its conntrack entry still sends there (kubernetes#101607; inferred, the client logs no ports)"
 )
 
+// synSentLifetime is how long the node keeps the conntrack entry of a SYN
+// never answered: nf_conntrack_tcp_timeout_syn_sent's default, 120 s
+// (kube-proxy does not set it).
+const synSentLifetime = 120 * time.Second
+
 // explained reports whether a window is one the pod's deletion accounts for.
-func explained(w string) bool { return w == windowUnreachable || w == windowInFlight }
+func explained(w string) bool {
+	return w == windowUnreachable || w == windowInFlight || w == windowStaleConntrack
+}
+
+// freedUnansweredPort reports whether a request to the deleted pod sent
+// before the drop timed out unanswered and ended before q began, within
+// synSentLifetime of its own start: a source port q may have been given
+// with that connection's conntrack entry still in place.
+func (f facts) freedUnansweredPort(q evidence.Request, dropped time.Time) bool {
+	for _, o := range f.Requests {
+		if o.Outcome == workloadlog.OutcomeTimeout && o.Start.Before(dropped) && !o.End.After(q.Start) && q.Start.Sub(o.Start) <= synSentLifetime {
+			return true
+		}
+	}
+	return false
+}
 
 // stallSpan: timeouts of two Services whose starts are this close are one
 // stall of the client's node (seen: 0.1 s, three Services, during a kube-proxy
@@ -324,6 +353,8 @@ func (f facts) Window(q evidence.Request) string {
 		return windowInFlight
 	case !q.Start.After(dropped):
 		return windowUnreachable
+	case q.Outcome == workloadlog.OutcomeTimeout && f.freedUnansweredPort(q, dropped):
+		return windowStaleConntrack
 	}
 	return windowAfter
 }

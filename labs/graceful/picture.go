@@ -69,6 +69,8 @@ func pictureWindow(w string) string {
 		return report.WindowUnreachable
 	case windowStall:
 		return report.WindowStall
+	case windowStaleConntrack:
+		return report.WindowStaleConntrack
 	}
 	return report.WindowUnexplained
 }
