@@ -155,6 +155,7 @@ var decidingKeys = map[string][]string{
 	".no_replacement_while_terminating": {"ledger_writes_in_window"},
 	".replaced_after_force_delete":      {"created_after_deleted_seconds"},
 	".one_writer_again":                 {"alone_seconds"},
+	".watch_order":                      {claims.WatchOrderBroken, claims.WatchOrderRepeats},
 }
 
 // DecidingKeys are the observed keys the table shows for a claim: by the

@@ -310,3 +310,15 @@ func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// A watch_order cell shows what decides it: how many objects broke the
+// order, and the re-listed repeats it allowed.
+func TestWatchOrderCellShowsItsCounts(t *testing.T) {
+	c := claims.Claim{ID: claims.WatchOrderID("force"), Verdict: claims.Pass, Observed: map[string]any{
+		claims.WatchOrderStreams: []string{"events.jsonl: 4 events of 1 objects in 1 session(s)"},
+		claims.WatchOrderBroken:  float64(0), claims.WatchOrderRepeats: float64(0),
+	}}
+	if got, want := Deciding(c), "objects_out_of_order=0; relisted_repeats=0"; got != want {
+		t.Errorf("Deciding = %q, want %q", got, want)
+	}
+}
