@@ -23,7 +23,7 @@ var Floors = map[string]float64{
 	"finalizer":   0.34,
 	"force":       0.34,
 	"orphan":      0.40,
-	"stuck":       0.39,
+	"stuck":       0.40,
 	"statefulset": 0.35,
 	"kwok":        0.63,
 	"scale":       0.58,

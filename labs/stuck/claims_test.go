@@ -99,6 +99,30 @@ func TestContradictingRecordsFail(t *testing.T) {
 			},
 			fails: []string{"stuck.container_stopped_after_kubelet_restart"},
 		},
+		{
+			// The statement says the kubelet kills it: a clean 0 the workload
+			// reached by itself, with no SIGTERM in its log, is no kill.
+			name: "the container exited 0 by itself after the kubelet's return",
+			mutate: func(rec *evidence.Record) {
+				zero := int32(0)
+				for i, o := range rec.Containers {
+					if o.ExitCode != nil {
+						rec.Containers[i].ExitCode = &zero
+					}
+					if l := o.Log; l != nil {
+						l.Signal, l.SignalAt = "", nil
+						if l.ExitCodeLogged != nil {
+							logged := 0
+							l.ExitCodeLogged = &logged
+						}
+					}
+				}
+				for i := range rec.TaskExits {
+					rec.TaskExits[i].ExitStatus = 0
+				}
+			},
+			fails: []string{"stuck.container_stopped_after_kubelet_restart"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := load(t)

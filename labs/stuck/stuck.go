@@ -225,8 +225,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "stuck.container_stopped_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
-			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin,
+			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. It is killed, by whichever signal wins the race between the kubelet's cgroup cleanup (SIGKILL: exit code 137) and its own kill (SIGTERM first: the workload logs it and exits 0 at once, its term delay being 0) — never a clean 0 without a SIGTERM in its log. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, Killed: true,
 		}),
 		claims.WatchOrder(rec, "stuck"),
 	}
