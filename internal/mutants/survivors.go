@@ -29,6 +29,6 @@ var Floors = map[string]float64{
 	"scale":       0.58,
 	"sidecar":     0.31,
 	"graceful":    0.41,
-	"mount":       0.29,
+	"mount":       0.33,
 	"namespace":   0.48,
 }
