@@ -83,6 +83,17 @@ func TestDeletedWithin(t *testing.T) {
 	noGet := orphan()
 	noGet.Snapshots = nil
 	want(t, DeletedWithin(noGet, gone), Fail, "no GET")
+
+	// Without RequireGone no GET is asked for, so none is observed: a
+	// DELETED followed by a GET that still found the pod (it was there, or
+	// back under its name) must not report api_object_exists false.
+	noGetAsked := gone
+	noGetAsked.RequireGone = false
+	for _, r := range []*evidence.Record{stillThere, orphan(), noDeleted} {
+		if v, ok := DeletedWithin(r, noGetAsked).Observed["api_object_exists"]; ok {
+			t.Errorf("without RequireGone the claim observed api_object_exists = %v, which no GET said", v)
+		}
+	}
 }
 
 func TestContainerStopped(t *testing.T) {
@@ -140,8 +151,11 @@ func TestRunningAfterDeleted(t *testing.T) {
 	spec := Orphaned{ID: "running", Pod: "orphan-process", Until: "start-kubelet", All: true, MinObservations: 2}
 	c := RunningAfterDeleted(orphan(), spec)
 	want(t, c, Pass, "")
-	if c.Observed["container_state"] != evidence.ContainerRunning || c.Observed["api_object_exists"] != false {
+	if c.Observed["container_state"] != evidence.ContainerRunning || c.Observed["deleted_at"] == nil {
 		t.Fatalf("observed %v", c.Observed)
+	}
+	if v, ok := c.Observed["api_object_exists"]; ok {
+		t.Errorf("observed api_object_exists = %v from a DELETED event: only a GET says it", v)
 	}
 	exited := orphan()
 	exited.Containers[1].State = evidence.ContainerExited

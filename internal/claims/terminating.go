@@ -136,16 +136,7 @@ type Collected struct {
 	// KubeletStopped and KubeletStarted are the action kinds that stopped and
 	// started the pod's kubelet: in between, a phase change cannot come from it.
 	KubeletStopped, KubeletStarted evidence.ActionKind
-	// DeletedBy, if set, is the user whose request removed the object, as
-	// the API server's audit log must name it (with gracePeriodSeconds 0)
-	// when the run has one.
-	DeletedBy string
 }
-
-// PodGCUser is the pod garbage collector's identity: kube-controller-manager
-// runs each controller with its own service account
-// (--use-service-account-credentials, which kubeadm sets).
-const PodGCUser = "system:serviceaccount:kube-system:pod-garbage-collector"
 
 // FailedAndDeletedWithin decides that, within the bound after the action,
 // the pod was marked phase Failed and then DELETED, while its kubelet was
@@ -181,32 +172,7 @@ func FailedAndDeletedWithin(rec *evidence.Record, c Collected) Claim {
 		k.require(restart.StartedAt.After(gone.ObservedAt), "the kubelet was started again (%s) before the pod was deleted: the kubelet may have done it", stamp(restart.StartedAt))
 	}
 	k.observe("kubelet_stopped_since", stamp(stopped.StartedAt))
-	if c.DeletedBy != "" {
-		deletedBy(k, rec, c.Pod, c.DeletedBy)
-	}
 	return k.done()
-}
-
-// deletedBy checks, in the audit log, the request that removed the pod: it
-// was sent by user with gracePeriodSeconds 0. Without an audit log the claim
-// says who deleted it was not recorded.
-func deletedBy(k *check, rec *evidence.Record, pod, user string) {
-	if rec.AuditCount() == 0 {
-		k.observe("deleted_by", "not recorded: the run read no audit log")
-		return
-	}
-	k.cite(evidence.AuditFile)
-	for _, e := range rec.Audit {
-		if e.Verb != "delete" || e.Resource != "pods" || e.Name != pod || e.Subresource != "" || e.Result != evidence.AuditGone {
-			continue
-		}
-		k.observe("deleted_by", e.User)
-		k.observe("deleted_with_grace_period_seconds", int64String(e.GracePeriodSeconds))
-		k.require(e.User == user, "the request that removed pod %s was sent by %s, not %s (audit log, %s)", pod, e.User, user, stamp(e.ReceivedAt))
-		k.require(e.GracePeriodSeconds != nil && *e.GracePeriodSeconds == 0, "the request that removed pod %s carried gracePeriodSeconds %s, not 0 (audit log)", pod, int64String(e.GracePeriodSeconds))
-		return
-	}
-	k.require(false, "the audit log has no request that removed pod %s", pod)
 }
 
 // firstNodeEvent is the node's first recorded change at or after from that satisfies match.

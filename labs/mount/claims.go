@@ -44,10 +44,11 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.ContainerStopped(rec, claims.Stops{
 			ID: idExited,
-			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0, %s after the SIGTERM, its term delay) within %s (the kubelet's sync after the delete, the term delay and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends.",
-				claims.InSeconds(termDelay), claims.InSeconds(exitWithin), claims.InSeconds(grace)),
+			Statement: fmt.Sprintf("The process is not what holds the pod: after the ordinary delete its container logs SIGTERM and exits by itself (exit code 0) %s to %s after that SIGTERM (its %[1]s term delay, plus %s for the exit to be recorded), within %s of the delete (the kubelet's sync after the delete, the term delay and the exit), while the object still exists, reported in a terminal phase — long before its %s grace period ends. Runs compare within ±%[4]s and ±%[2]s.",
+				claims.InSeconds(termDelay), claims.InSeconds(exitAfterSigterm), claims.InSeconds(claims.ExitAllowance), claims.InSeconds(exitWithin), claims.InSeconds(grace)),
 			Pod: pod, After: evidence.ActionDelete, Within: exitWithin, WhileObjectExists: true, WantSIGTERM: true, WantExitCode: &exitedCode,
-		}).WithTolerance("stopped_after_seconds", exitWithin),
+			StopAfterSignal: &claims.Window{Min: termDelay, Max: exitAfterSigterm},
+		}).WithTolerance("stopped_after_seconds", exitWithin).WithTolerance("stopped_after_sigterm_seconds", exitAfterSigterm),
 		// The hold is the lab's own wait plus a look at the node.
 		staysWhileBusy(rec).WithTolerance("held_after_exit_seconds", holdSpread),
 		goneAfterRelease(rec).WithTolerance("deleted_after_retry_seconds", afterRetryAllowance),

@@ -12,7 +12,7 @@ import (
 
 // recorded is a real lab:mount run on the termlab cluster (kubelet v1.37.2,
 // containerd 1.7); the whole objects are left out of events.jsonl.
-const recorded = "testdata/20261204-141026-42ed"
+const recorded = "testdata/20261207-150133-94dc"
 
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
@@ -191,4 +191,28 @@ func TestHolderGoneBeforeTheReleaseFails(t *testing.T) {
 // A pod's watch events in an order a watch never sends fail mount.watch_order.
 func TestWatchOrderBroken(t *testing.T) {
 	labtest.BreaksWatchOrder(t, load, Claims, "mount")
+}
+
+// The statement says the workload exits its term delay after the SIGTERM: a
+// container that stopped at once after it (a workload without the delay, as
+// the manifest had before) contradicts it, though it is still within the
+// bound from the delete.
+func TestExitWithoutTheTermDelayFails(t *testing.T) {
+	rec := load(t)
+	n := 0
+	for i, o := range rec.Containers {
+		if o.Pod != pod || o.Log == nil || o.Log.SignalAt == nil || o.FinishedAt == nil {
+			continue
+		}
+		at := o.Log.SignalAt.Add(50 * time.Millisecond)
+		rec.Containers[i].FinishedAt = &at
+		if o.Log.ExitAt != nil {
+			rec.Containers[i].Log.ExitAt = &at
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("the recorded run has no stopped container with its SIGTERM logged")
+	}
+	labtest.OnlyFail(t, Claims(rec), idExited)
 }

@@ -37,9 +37,12 @@ const (
 	// termDelay is the workload's wait between SIGTERM and its exit
 	// (manifests/pods/mounted.yaml): clear of the clocks' uncertainty.
 	termDelay = time.Second
+	// exitAfterSigterm: the workload exits termDelay after the SIGTERM it
+	// logs, plus the allowance for the runtime to record the exit.
+	exitAfterSigterm = termDelay + claims.ExitAllowance
 	// exitWithin: the kubelet sends SIGTERM at its sync after the delete,
 	// and the workload exits termDelay later.
-	exitWithin = claims.KubeletSyncAllowance + termDelay + claims.ExitAllowance
+	exitWithin = claims.KubeletSyncAllowance + exitAfterSigterm
 	// holdPast: the object must still be there this long after its container
 	// exited, while the mount is busy: several of the kubelet's unmount
 	// retries (0.5 s, then doubling: failures at about 0, 0.5, 1.5, 3.5, 7.5

@@ -3,6 +3,7 @@ package stuck
 import (
 	"testing"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 )
@@ -14,7 +15,7 @@ const recorded = "testdata/20261204-023938-30a1"
 func load(t *testing.T) *evidence.Record { return labtest.Load(t, recorded) }
 
 func TestRecordedRunPasses(t *testing.T) {
-	labtest.AllPass(t, Claims(load(t)), 7)
+	labtest.AllPass(t, Claims(load(t)), 8)
 }
 
 func TestContradictingRecordsFail(t *testing.T) {
@@ -99,6 +100,30 @@ func TestContradictingRecordsFail(t *testing.T) {
 			},
 			fails: []string{"stuck.container_stopped_after_kubelet_restart"},
 		},
+		{
+			// The statement says the kubelet kills it: a clean 0 the workload
+			// reached by itself, with no SIGTERM in its log, is no kill.
+			name: "the container exited 0 by itself after the kubelet's return",
+			mutate: func(rec *evidence.Record) {
+				zero := int32(0)
+				for i, o := range rec.Containers {
+					if o.ExitCode != nil {
+						rec.Containers[i].ExitCode = &zero
+					}
+					if l := o.Log; l != nil {
+						l.Signal, l.SignalAt = "", nil
+						if l.ExitCodeLogged != nil {
+							logged := 0
+							l.ExitCodeLogged = &logged
+						}
+					}
+				}
+				for i := range rec.TaskExits {
+					rec.TaskExits[i].ExitStatus = 0
+				}
+			},
+			fails: []string{"stuck.container_stopped_after_kubelet_restart"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := load(t)
@@ -111,4 +136,53 @@ func TestContradictingRecordsFail(t *testing.T) {
 // A pod's watch events in an order a watch never sends fail stuck.watch_order.
 func TestWatchOrderBroken(t *testing.T) {
 	labtest.BreaksWatchOrder(t, load, Claims, "stuck")
+}
+
+// Without an audit log nothing says who sent the delete: the claim that the
+// pod GC did is not checked (it passed on "deleted_by: not recorded" before),
+// the rest still holds, and the run is partial.
+func TestNoAuditLogLeavesWhoDeletedItOpen(t *testing.T) {
+	rec := load(t)
+	rec.Audit = nil
+	decided := Claims(rec)
+	for _, c := range decided {
+		switch {
+		case c.ID == idDeletedByPodGC:
+			if c.Verdict != claims.NotChecked {
+				t.Errorf("%s without an audit log: %s (%s), want not checked", c.ID, c.Verdict, c.Reason)
+			}
+		case !c.Passed():
+			t.Errorf("%s: %s (%s)", c.ID, c.Verdict, c.Reason)
+		}
+	}
+	if got := claims.Overall(decided); got != claims.Partial {
+		t.Errorf("run verdict %s, want %s", got, claims.Partial)
+	}
+}
+
+// With the audit log, a delete sent by anyone but the pod GC, or with a
+// grace period, fails the claim on who deleted it, and only that one.
+func TestDeletedBySomebodyElseFails(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(e *evidence.AuditEvent)
+	}{
+		{"sent by a person", func(e *evidence.AuditEvent) { e.User = "kubernetes-admin" }},
+		{"sent with a grace period", func(e *evidence.AuditEvent) { g := int64(30); e.GracePeriodSeconds = &g }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			n := 0
+			for i, e := range rec.Audit {
+				if e.Verb == "delete" && e.Resource == "pods" && e.Name == pod && e.Result == evidence.AuditGone {
+					tc.mutate(&rec.Audit[i])
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatal("the recorded run's audit log has no request that removed the pod")
+			}
+			labtest.OnlyFail(t, Claims(rec), idDeletedByPodGC)
+		})
+	}
 }

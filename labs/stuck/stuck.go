@@ -26,6 +26,9 @@ import (
 
 const pod = "stuck"
 
+// idDeletedByPodGC is the claim on who removed the pod: it needs the audit log.
+const idDeletedByPodGC = "stuck.pod_gc_deleted_by"
+
 // outOfService is the taint the Kubernetes docs give for a node that is
 // shut down: pods terminating on it are force-deleted by the pod GC.
 var outOfService = corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
@@ -215,8 +218,13 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		claims.KubeletStopTainted(rec, "stuck.node_unreachable_taint"),
 		claims.FailedAndDeletedWithin(rec, claims.Collected{
 			ID:        "stuck.pod_gc_deleted",
-			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: the pod garbage collector's force delete, not the kubelet's — where the run reads the API server's audit log, the request that removed it was sent by %s with gracePeriodSeconds 0.", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance), claims.PodGCUser),
-			Pod:       pod, After: evidence.ActionTaintNode, Within: podGCWithin, KubeletStopped: evidence.ActionStopKubelet, KubeletStarted: evidence.ActionStartKubelet, DeletedBy: claims.PodGCUser,
+			Statement: fmt.Sprintf("Within %s of the out-of-service taint (the pod GC runs every %s, plus %s), the pod is marked phase Failed and DELETED while its kubelet is still stopped: a controller's doing, not the kubelet's (who sent the delete is %s).", claims.InSeconds(podGCWithin), claims.InSeconds(podGCPeriod), claims.InSeconds(claims.NodeStatusAllowance), idDeletedByPodGC),
+			Pod:       pod, After: evidence.ActionTaintNode, Within: podGCWithin, KubeletStopped: evidence.ActionStopKubelet, KubeletStarted: evidence.ActionStartKubelet,
+		}),
+		claims.DeletedByUser(rec, claims.DeletedBy{
+			ID:        idDeletedByPodGC,
+			Statement: fmt.Sprintf("The request that removed pod %s was the pod garbage collector's force delete: the API server's audit log names its sender %s and gracePeriodSeconds 0. Only the audit log says who sent a request: without one this is not checked.", pod, claims.PodGCUser),
+			Pod:       pod, User: claims.PodGCUser,
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "stuck.container_running_after_gone",
@@ -225,8 +233,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.ContainerStopped(rec, claims.Stops{
 			ID:        "stuck.container_stopped_after_kubelet_restart",
-			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
-			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin,
+			Statement: fmt.Sprintf("Once the kubelet is started again, the container is no longer running within %s: the kubelet's first housekeeping (%s) after its start (up to %s) kills a container no pod asks for, plus %s for the exit. It is killed, by whichever signal wins the race between the kubelet's cgroup cleanup (SIGKILL: exit code 137) and its own kill (SIGTERM first: the workload logs it and exits 0 at once, its term delay being 0) — never a clean 0 without a SIGTERM in its log. Recorded: its exit code and whether it got SIGTERM.", claims.InSeconds(killedWithin), claims.InSeconds(claims.KubeletHousekeepingPeriod), claims.InSeconds(claims.KubeletStartAllowance), claims.InSeconds(claims.ExitAllowance)),
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, Killed: true,
 		}),
 		claims.WatchOrder(rec, "stuck"),
 	}
