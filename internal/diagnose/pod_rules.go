@@ -208,8 +208,16 @@ var podAdvice = []adviceRule{
 	{id: "remove-the-finalizer-by-hand", when: (*podFacts).hasFinalizers, risk: RiskRisky,
 		text: func(f *podFacts) []string {
 			var out []string
-			for _, fz := range f.finalizers {
-				out = append(out, fmt.Sprintf("remove finalizer %s by hand (`kubectl patch pod %s -n %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'`). The cleanup it guards is skipped for good; the object goes at once if its deletion was requested.", fz.name, f.pod.Name, f.pod.Namespace))
+			// Last first: removing one shifts the indices after it, so in
+			// this order each line still finds its finalizer where it says.
+			for i := len(f.finalizers) - 1; i >= 0; i-- {
+				fz := f.finalizers[i]
+				then := "the object goes at once if its deletion was requested"
+				if len(f.finalizers) > 1 {
+					then = "the object goes once its other finalizers are gone too, if its deletion was requested"
+				}
+				out = append(out, fmt.Sprintf("remove finalizer %s by hand, and only it (`%s`): the patch tests that index %d still holds it, so it removes nothing if the list changed meanwhile. The cleanup it guards is skipped for good; %s.",
+					fz.name, RemoveFinalizerCommand("pod", f.pod.Name, f.pod.Namespace, i, fz.name), i, then))
 			}
 			return out
 		}},
