@@ -155,8 +155,9 @@ var exitCodeText = fmt.Sprintf(`Exit codes of diagnose:
      not checked (node checks need --node-access), or the object could not be
      read
   %d  usage: bad flags or arguments; nothing was read
+  %d  interrupted (Ctrl-C) before it decided; node pods it started are removed
 Other commands exit 0 on success, 1 on failure, %[4]d on bad usage or when run
-outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage)
+outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage, diagnose.ExitInterrupted)
 
 func commandNames(root *cobra.Command) []string {
 	var out []string

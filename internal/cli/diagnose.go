@@ -178,6 +178,9 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if why := noKubeconfig(req.Flags); why != "" {
+		return fail("%s", why)
+	}
 	cfg, err := req.Flags.ToRESTConfig()
 	if err != nil {
 		return fail("reading the kubeconfig (--kubeconfig, --context, or KUBECONFIG): %v", err)
@@ -199,7 +202,9 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	res, err := targets.Diagnose(ctx, log, src, cleanup, d)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return fail("%v", err) // Ctrl-C: the node pods are gone, nothing else to say
+		// Ctrl-C: the node pods are gone, nothing else to say.
+		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
+		return diagnose.ExitInterrupted
 	case err != nil:
 		// Which cluster was asked is half the answer to "could not read".
 		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
@@ -227,6 +232,25 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	}
 	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
 	return code
+}
+
+// noKubeconfig says why no cluster is named at all: no kubeconfig file
+// exists where kubectl looks, no --server, and not inside a pod. kubectl's
+// loader would then ask http://localhost:8080, whose refusal hides that
+// nothing was configured. "" when a cluster is named.
+func noKubeconfig(f *genericclioptions.ConfigFlags) string {
+	if f.APIServer != nil && *f.APIServer != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return ""
+	}
+	raw, err := f.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return "" // a kubeconfig exists: its own errors say more
+	}
+	searched := f.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
+	if f.KubeConfig != nil && *f.KubeConfig != "" {
+		searched = []string{*f.KubeConfig}
+	}
+	return fmt.Sprintf("no kubeconfig names a cluster: looked in %s. Give --kubeconfig <file>, set KUBECONFIG, or create ~/.kube/config (kind and most clusters write one)", strings.Join(searched, ", "))
 }
 
 // printText is -o text: the answer, each finding (level, id, text), the advice.
