@@ -222,14 +222,7 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	} else {
 		printText(a.stdout, res.Summary.Report)
 	}
-	code, why := diagnose.Outcome(res.Summary.Findings)
-	if w := res.Watched; w != nil {
-		// The watch's last look decides: gone, or still held.
-		code, why = diagnose.ExitClear, "gone while watched"
-		if w.Exists {
-			code, why = diagnose.ExitHeld, "still there when the watch ended: "+strings.Join(w.Held, " | ")
-		}
-	}
+	code, why := res.Exit()
 	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
 	return code
 }

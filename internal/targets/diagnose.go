@@ -128,8 +128,9 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 		return err
 	}
 	fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
-	if res.Watched != nil && res.Watched.Exists {
-		return fmt.Errorf("still there after watching %s", d.Watch)
+	// The binary's exit codes: 1 held, 2 could not decide.
+	if code, why := res.Exit(); code != diagnose.ExitClear {
+		return &diagnose.ExitError{Code: code, Why: why}
 	}
 	return nil
 }
