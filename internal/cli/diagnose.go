@@ -196,6 +196,13 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		Namespace: req.Namespace, Pod: req.Pod, ResultsDir: resultsDir, AfterInterrupt: afterInterrupt,
 		AllNodes: req.AllNodes, Say: func(s string) { fmt.Fprintln(a.stderr, s) },
 	}
+	if req.Output != outputJSON {
+		// The answer at once; a --watch then says each change as it comes.
+		d.Decided = func(res diagnose.Result) {
+			fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
+			printText(a.stdout, res.Summary.Report)
+		}
+	}
 	if req.Watch {
 		d.Watch = req.WatchTimeout
 	}
@@ -209,9 +216,11 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		// Which cluster was asked is half the answer to "could not read".
 		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
 	}
-	fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
 	if req.Output == outputJSON {
-		// Exactly what the run wrote: one schema for the file and the pipe.
+		// Exactly what the run wrote, once it ended (with a --watch, its
+		// last look too): one schema for the file and the pipe, and the
+		// same look as the exit code.
+		fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
 		b, err := os.ReadFile(filepath.Join(res.Dir, diagnose.SummaryFile))
 		if err != nil {
 			return fail("reading the summary the diagnosis wrote: %v", err)
@@ -219,8 +228,6 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		if _, err := a.stdout.Write(b); err != nil {
 			return fail("writing the summary: %v", err)
 		}
-	} else {
-		printText(a.stdout, res.Summary.Report)
 	}
 	code, why := res.Exit()
 	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)

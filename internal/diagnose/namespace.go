@@ -472,6 +472,8 @@ type NamespaceSummary struct {
 	NamespaceReport
 	// Dropped are evidence files not written because they held something credential-like.
 	Dropped []string `json:"dropped,omitempty"`
+	// Watched is --watch's last look (RecordWatch).
+	Watched *WatchedLook `json:"watched,omitempty"`
 }
 
 // RunNamespace collects the evidence about a namespace, decides the

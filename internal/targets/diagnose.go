@@ -33,6 +33,9 @@ type Diagnosis struct {
 	// and say what changed (Say) until the object is gone or Watch is up.
 	Watch time.Duration
 	Say   func(string)
+	// Decided, when set, gets the diagnosis as soon as it is written,
+	// before any watch: the answer is printed at once, not after it.
+	Decided func(diagnose.Result)
 }
 
 // DefaultWatch is how long -watch watches at most.
@@ -67,8 +70,14 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 		res, err = diagnose.RunNamespace(ctx, src, d.Namespace, d.ResultsDir)
 		done(err)
 	}
-	if err != nil || d.Watch <= 0 {
+	if err != nil {
 		return res, err
+	}
+	if d.Decided != nil {
+		d.Decided(res)
+	}
+	if d.Watch <= 0 {
+		return res, nil
 	}
 	say := d.Say
 	if say == nil {
@@ -79,6 +88,11 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 	defer cancel()
 	last, werr := diagnose.Watch(wctx, WatchEvery, look, say)
 	res.Watched = &last
+	if !last.At.IsZero() {
+		if err := diagnose.RecordWatch(res.Dir, last); err != nil {
+			return res, errors.Join(werr, err)
+		}
+	}
 	if werr != nil && ctx.Err() == nil && last.Exists {
 		say(fmt.Sprintf("still there after %s: %s", d.Watch, strings.Join(last.Held, " | ")))
 		return res, nil
@@ -123,11 +137,13 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 	// After Ctrl-C mage ends the target within 5 s: the wait for the node
 	// pods' deletes is cut to fit.
 	d.ResultsDir, d.AfterInterrupt = project.ResultsDir(root), 3*time.Second
+	d.Decided = func(res diagnose.Result) { // at once, before a -watch
+		fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
+	}
 	res, err := Diagnose(ctx, log, src, cleanup, d)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
 	// The binary's exit codes: 1 held, 2 could not decide.
 	if code, why := res.Exit(); code != diagnose.ExitClear {
 		return &diagnose.ExitError{Code: code, Why: why}
