@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/version"
 )
 
@@ -156,8 +157,11 @@ var exitCodeText = fmt.Sprintf(`Exit codes of diagnose:
      read
   %d  usage: bad flags or arguments; nothing was read
   %d  interrupted (Ctrl-C) before it decided; node pods it started are removed
+Labs (lab:*) exit 0 when every claim passed, 1 when one failed or the run
+could not be made, %[6]d when partial: none failed but some were not checked
+(or, of several labs, some were skipped).
 Other commands exit 0 on success, 1 on failure, %[4]d on bad usage or when run
-outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage, diagnose.ExitInterrupted)
+outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage, diagnose.ExitInterrupted, lab.ExitPartial)
 
 func commandNames(root *cobra.Command) []string {
 	var out []string

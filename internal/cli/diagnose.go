@@ -105,6 +105,10 @@ short-lived privileged pod on each node asked about, removed before it returns
 		},
 	}
 	flags.AddFlags(cmd.Flags())
+	if f := cmd.Flags().Lookup("request-timeout"); f != nil {
+		// Zero is not "no timeout" here: a diagnosis should name the request that hung.
+		f.Usage = fmt.Sprintf("how long each request to the API server may take (e.g. 5s, 2m); 0 means diagnose's default, %s", stack.DefaultRequestTimeout)
+	}
 	cmd.Flags().StringVarP(&req.Output, "output", "o", outputText, "text (the answer, findings and advice) or json (the report's summary.json, nothing else on stdout)")
 	cmd.Flags().BoolVar(&req.NodeAccess, "node-access", false, "start a short-lived privileged pod on each node asked about, to check the kubelet and the containers there (removed before it returns)")
 	cmd.Flags().BoolVar(&req.AllNodes, "all-nodes", false, "a pod that is gone and whose node no event names: search every node for its containers (one node pod each with --node-access)")
