@@ -71,6 +71,8 @@ func TestDiagnoseArguments(t *testing.T) {
 		{"namespace x", []string{"diagnose", "namespace", "x"}, target{Namespace: "x"}},
 		{"ns/x ignores -n, as kubectl does for a namespace", []string{"diagnose", "ns/x", "-n", "other"}, target{Namespace: "x"}},
 		{"flags before the object", []string{"diagnose", "-o", "json", "-n", "shop", "x"}, target{Namespace: "shop", Pod: "x"}},
+		{"-A: everything being deleted", []string{"diagnose", "-A"}, target{All: true}},
+		{"--all-namespaces -o json", []string{"diagnose", "--all-namespaces", "-o", "json"}, target{All: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +123,8 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 		{"two objects", []string{"diagnose", "pod/a", "pod/b"}, "one object"},
 		{"three arguments", []string{"diagnose", "pod", "a", "b"}, "one object"},
 		{"unknown command", []string{"diagnoze", "pod/x"}, "Commands: cluster:down"},
+		{"-A and an object", []string{"diagnose", "-A", "pod/x"}, "-A diagnoses every pod and namespace being deleted: give no object"},
+		{"-A --watch", []string{"diagnose", "-A", "--watch"}, "and no --watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -47,17 +47,7 @@ const WatchEvery = 5 * time.Second
 // Diagnose runs d on what src reads and always runs cleanup (it removes the
 // node pods), with a context of its own: ctx may be cancelled already.
 func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, d Diagnosis) (res diagnose.Result, err error) {
-	defer func() {
-		wait := 2 * time.Minute
-		if ctx.Err() != nil && d.AfterInterrupt > 0 {
-			wait = d.AfterInterrupt
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		if cerr := cleanup(cctx); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("removing the node pods: %w", cerr))
-		}
-	}()
+	defer func() { err = errors.Join(err, cleanUp(ctx, cleanup, d.AfterInterrupt)) }()
 	src.SearchAllNodes = d.AllNodes
 	look := func(ctx context.Context) (diagnose.Look, error) {
 		return diagnose.PodLook(ctx, src, d.Namespace, d.Pod)
@@ -147,6 +137,39 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 	// The binary's exit codes: 1 held, 2 could not decide.
 	if code, why := res.Exit(); code != diagnose.ExitClear {
 		return &diagnose.ExitError{Code: code, Why: why}
+	}
+	return nil
+}
+
+// DiagnoseAll is `diagnose -A`: every pod and namespace being deleted, each
+// diagnosed into its own folder, and the whole in one more; cleanup (the
+// node pods) always runs, as for Diagnose.
+func DiagnoseAll(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, resultsDir string, afterInterrupt time.Duration) (s diagnose.AllSummary, dir string, err error) {
+	defer func() { err = errors.Join(err, cleanUp(ctx, cleanup, afterInterrupt)) }()
+	done := log.Step("finding every pod and namespace being deleted")
+	s, dir, err = diagnose.RunAll(ctx, src, resultsDir, func(i, n int, d diagnose.Deleting) {
+		if i == 1 {
+			done(nil)
+		}
+		log.Infof("diagnosing %d of %d: %s", i, n, d)
+	})
+	if len(s.Rows) == 0 {
+		done(err)
+	}
+	return s, dir, err
+}
+
+// cleanUp runs cleanup (the node pods' removal) with a context of its own:
+// 2 min, or afterInterrupt once ctx was cancelled (Ctrl-C).
+func cleanUp(ctx context.Context, cleanup func(context.Context) error, afterInterrupt time.Duration) error {
+	wait := 2 * time.Minute
+	if ctx.Err() != nil && afterInterrupt > 0 {
+		wait = afterInterrupt
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	defer cancel()
+	if err := cleanup(cctx); err != nil {
+		return fmt.Errorf("removing the node pods: %w", err)
 	}
 	return nil
 }

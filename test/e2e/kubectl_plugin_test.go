@@ -160,6 +160,31 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		t.Errorf("finding %s: %+v (found %v), exit %d; want blocking, exit %d", diagnose.FindPod(name), f, ok, code, diagnose.ExitHeld)
 	}
 
+	// -A lists it among everything being deleted, with its cause, and the
+	// whole exits 1 (something held, cause found).
+	code, out, _ = plugin("diagnose", "-A", "--kubeconfig", env.KubeconfigPath)
+	line := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "pod/"+ns+"/"+name+" ") {
+			line = l
+		}
+	}
+	if code != diagnose.ExitHeld || !strings.Contains(line, "finalizer") {
+		t.Errorf("diagnose -A: exit %d, the held pod's line %q; want exit %d and its finalizer named:\n%s", code, line, diagnose.ExitHeld, out)
+	}
+	code, out, _ = plugin("diagnose", "-A", "-o", "json", "--kubeconfig", env.KubeconfigPath)
+	var all diagnose.AllSummary
+	if err := strictJSON(out, &all); err != nil {
+		t.Fatalf("diagnose -A -o json is not the -A summary alone: %v\n%s", err, out)
+	}
+	found := false
+	for _, r := range all.Rows {
+		found = found || (r.Kind == diagnose.KindPod && r.Namespace == ns && r.Name == name && r.Code == diagnose.ExitHeld && r.Dir != "")
+	}
+	if !found || code != diagnose.ExitHeld {
+		t.Errorf("diagnose -A -o json: exit %d, rows %+v; want %s/%s held with its report", code, all.Rows, ns, name)
+	}
+
 	// The advice does what it says: each "remove finalizer X" command, run
 	// as printed by the real kubectl, removes X and nothing else; the last
 	// one lets the deleted pod go.
