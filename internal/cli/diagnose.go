@@ -309,9 +309,9 @@ func printAll(w io.Writer, s diagnose.AllSummary) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tDELETING FOR\tEXIT\tCAUSE")
+	fmt.Fprintln(tw, "OBJECT\tDELETING FOR\tEXIT\tWHAT HOLDS IT")
 	for _, r := range s.Rows {
-		cause := diagnose.FirstSentence(r.Answer)
+		cause := r.Why
 		if r.Error != "" {
 			cause = "could not be diagnosed: " + r.Error
 		}

@@ -179,7 +179,8 @@ func RunAll(ctx context.Context, src Source, resultsDir string, progress func(i,
 	return s, dir, writeFiles(dir, map[string][]byte{}, map[string][]byte{SummaryFile: append(sum, '\n'), MarkdownFile: []byte(AllMarkdown(s))})
 }
 
-// AllMarkdown is the -A report: one row per object, its cause in a sentence.
+// AllMarkdown is the -A report: one row per object, what holds it (the
+// blocking findings' ids, as its exit code's reason names them).
 func AllMarkdown(s AllSummary) string {
 	var b strings.Builder
 	code, why := s.Exit()
@@ -188,9 +189,9 @@ func AllMarkdown(s AllSummary) string {
 		b.WriteString("No pod or namespace has a deletionTimestamp.\n")
 		return b.String()
 	}
-	b.WriteString("| object | deletion requested | exit | cause | report |\n| --- | --- | ---: | --- | --- |\n")
+	b.WriteString("| object | deletion requested | exit | what holds it | report |\n| --- | --- | ---: | --- | --- |\n")
 	for _, r := range s.Rows {
-		cause := FirstSentence(r.Answer)
+		cause := r.Why
 		if r.Error != "" {
 			cause = "could not be diagnosed: " + r.Error
 		}
@@ -204,14 +205,4 @@ func AllMarkdown(s AllSummary) string {
 		fmt.Fprintf(&b, "\n%d pods of namespaces being deleted are left out here: each namespace's report diagnoses its pods.\n", s.SkippedPods)
 	}
 	return b.String()
-}
-
-// FirstSentence is an answer's first sentence: its cause, for a table.
-func FirstSentence(s string) string {
-	for i := 0; i+1 < len(s); i++ {
-		if s[i] == '.' && (s[i+1] == ' ' || s[i+1] == '\n') {
-			return s[:i+1]
-		}
-	}
-	return s
 }

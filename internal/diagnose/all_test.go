@@ -60,8 +60,8 @@ func TestAllExitIsTheWorst(t *testing.T) {
 	if md := AllMarkdown(AllSummary{}); !strings.Contains(md, "No pod or namespace has a deletionTimestamp") {
 		t.Errorf("nothing deleting:\n%s", md)
 	}
-	md := AllMarkdown(AllSummary{Rows: []AllRow{{Deleting: Deleting{Kind: KindPod, Namespace: "n", Name: "p"}, Code: ExitHeld, Answer: "Held by finalizer a | b. More.", Dir: "x"}}})
-	if !strings.Contains(md, "| pod/n/p |") || !strings.Contains(md, `Held by finalizer a \| b.`) || strings.Contains(md, "More.") || !strings.Contains(md, "(../x/report.md)") {
+	md := AllMarkdown(AllSummary{Rows: []AllRow{{Deleting: Deleting{Kind: KindPod, Namespace: "n", Name: "p"}, Code: ExitHeld, Why: "held; blocking: finalizer.a|b", Dir: "x"}}})
+	if !strings.Contains(md, "| pod/n/p |") || !strings.Contains(md, `held; blocking: finalizer.a\|b`) || !strings.Contains(md, "(../x/report.md)") {
 		t.Errorf("one held pod:\n%s", md)
 	}
 }
