@@ -109,7 +109,9 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 		// nobody should start by accident).
 		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `termlab completion bash|zsh|fish|powershell`; kubectl asks a plugin
+	// through kubectl_complete-termlab (README: Install).
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetGlobalNormalizationFunc(mageNames)
 	root.AddCommand(a.diagnoseCommand())
 	root.AddCommand(labCommands()...)

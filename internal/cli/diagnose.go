@@ -110,6 +110,7 @@ short-lived privileged pod on each node asked about, removed before it returns
 			req.target, req.Flags = t, flags
 			return nil
 		},
+		ValidArgsFunction: completeTarget(flags),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if code := a.diagnose(cmd.Context(), a, req); code != 0 {
 				return &exitError{code: code}
