@@ -291,7 +291,7 @@ func Decide(c Collected) Report {
 	r := Report{Pod: f.ref(), Node: f.node, At: c.At}
 	var found, answered, advised []string
 	r.Findings, found = findingsOf(f)
-	r.Answer, answered = answerOf(f)
+	r.Answer, answered = answerOf(f, r.Findings)
 	r.Advice, advised = adviceOf(f)
 	r.rules = slices.Concat(found, answered, advised)
 	return r

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -301,7 +302,7 @@ const nothingToDo = "not being deleted, and nothing found would hold a deletion 
 
 // answerOf and adviceOf run the tables in order; fired names the rules that
 // said something, in order.
-func answerOf(f *podFacts) (answer string, fired []string) {
+func answerOf(f *podFacts, findings []Finding) (answer string, fired []string) {
 	var s []string
 	for _, r := range podAnswer {
 		if !r.when(f) {
@@ -312,7 +313,44 @@ func answerOf(f *podFacts) (answer string, fired []string) {
 			fired = append(fired, "answer."+r.id)
 		}
 	}
+	// A warning is a cause to weigh: one no sentence above spoke for goes
+	// into the answer in its own words, not only into the findings list
+	// (a stopped kubelet unit beside a finalizer: removing the finalizer
+	// would not stop the container).
+	for _, fd := range findings {
+		if fd.Level == Warning && !spokenFor(fd.ID, fired) {
+			lead := "Also weigh: "
+			if fd.ID == FindTermination { // its text is the kubelet's record, not a sentence about it
+				lead = "Also weigh what the kubelet reported of the kill: "
+			}
+			s = append(s, lead+fd.Text)
+			fired = append(fired, "answer.warning."+fd.ID)
+		}
+	}
 	return strings.Join(s, " "), fired
+}
+
+// answerSpeaksFor are, by finding id (or its prefix, ending in "."), the
+// answer rules whose sentence says what a warning of that finding says.
+var answerSpeaksFor = map[string][]string{
+	"container.": {"container-still-running", "container-runs", "container-exited", "container-not-checked"},
+	"finalizer.": {"finalizers"},
+	FindVolumes:  {"volume-busy"},
+}
+
+// spokenFor: one of the answer rules that fired speaks for finding id.
+func spokenFor(id string, fired []string) bool {
+	for key, rules := range answerSpeaksFor {
+		if key != id && !(strings.HasSuffix(key, ".") && strings.HasPrefix(id, key)) {
+			continue
+		}
+		for _, r := range rules {
+			if slices.Contains(fired, "answer."+r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func adviceOf(f *podFacts) (advice, fired []string) {
