@@ -16,7 +16,10 @@ import (
 // deletion, is what the fake clientset serves here), namespaces first,
 // oldest first, and leaves out pods of namespaces being deleted.
 func TestFindDeletingListsWhatHasADeletionTimestamp(t *testing.T) {
-	at := func(min int) *metav1.Time { t := metav1.NewTime(time.Date(2026, 12, 7, 15, min, 0, 0, time.UTC)); return &t }
+	at := func(min int) *metav1.Time {
+		t := metav1.NewTime(time.Date(2026, 12, 7, 15, min, 0, 0, time.UTC))
+		return &t
+	}
 	ns := func(name string, del *metav1.Time) *corev1.Namespace {
 		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, DeletionTimestamp: del}}
 	}
@@ -43,7 +46,9 @@ func TestFindDeletingListsWhatHasADeletionTimestamp(t *testing.T) {
 }
 
 func TestAllExitIsTheWorst(t *testing.T) {
-	row := func(code int) AllRow { return AllRow{Deleting: Deleting{Kind: KindPod, Namespace: "n", Name: fmt.Sprint(code)}, Code: code} }
+	row := func(code int) AllRow {
+		return AllRow{Deleting: Deleting{Kind: KindPod, Namespace: "n", Name: fmt.Sprint(code)}, Code: code}
+	}
 	for _, tc := range []struct {
 		rows []AllRow
 		want int
