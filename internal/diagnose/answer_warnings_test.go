@@ -1,8 +1,6 @@
 package diagnose
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,18 +11,9 @@ import (
 // but left out of the answer (the kubelet's unit inactive beside a
 // finalizer, say) would let a reader act on half the cause.
 func TestEveryWarningIsInTheAnswer(t *testing.T) {
-	inputs, _ := filepath.Glob(filepath.Join("testdata", "decide", "pod", "*.collected.json"))
 	warned := 0
-	for _, in := range inputs {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c Collected
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
-		r := Decide(c)
+	for _, in := range podCases(t) {
+		r := Decide(readCase(t, in))
 		for _, f := range r.Findings {
 			if f.Level != Warning {
 				continue
@@ -43,15 +32,7 @@ func TestEveryWarningIsInTheAnswer(t *testing.T) {
 // The case the issue reported: a finalizer and a kubelet unit found
 // inactive while the Lease is fresh; the answer names the kubelet's unit.
 func TestKubeletUnitWarningReachesTheAnswer(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "decide", "pod", "kubelet-unit-read-against-the-lease.collected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c Collected
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
-	r := Decide(c)
+	r := Decide(readCase(t, filepath.Join("testdata", "decide", "pod", "kubelet-unit-read-against-the-lease.collected.json")))
 	if !strings.Contains(r.Answer, "systemd's kubelet unit on") {
 		t.Errorf("answer leaves out the kubelet unit's warning: %s", r.Answer)
 	}
