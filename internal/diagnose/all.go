@@ -11,6 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/termlab/termlab/internal/version"
 )
 
 // Kinds of object `diagnose -A` looks at.
@@ -105,6 +107,8 @@ type AllSummary struct {
 	Rows []AllRow  `json:"objects"`
 	// SkippedPods are pods of namespaces being deleted: in their namespace's diagnosis.
 	SkippedPods int `json:"skipped_pods,omitempty"`
+	// Termlab is the termlab that made the diagnosis.
+	Termlab *version.Info `json:"termlab,omitempty"`
 }
 
 // Exit is the whole cluster's exit code: 1 when something is held and its
@@ -140,7 +144,7 @@ func AllFolderName(at time.Time) string { return at.UTC().Format("20060102-15040
 // report.md). An object that cannot be diagnosed is a row with its error:
 // the others go on.
 func RunAll(ctx context.Context, src Source, resultsDir string, progress func(i, n int, d Deleting)) (AllSummary, string, error) {
-	s := AllSummary{At: time.Now().UTC()}
+	s := AllSummary{At: time.Now().UTC(), Termlab: madeBy()}
 	found, skipped, err := FindDeleting(ctx, src.Client)
 	if err != nil {
 		return s, "", err

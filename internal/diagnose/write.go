@@ -12,6 +12,7 @@ import (
 
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // Report folder files.
@@ -32,6 +33,14 @@ type Summary struct {
 	// Watched is --watch's last look, added once the watch ended: the
 	// exit code follows it, so the JSON says what the code says.
 	Watched *WatchedLook `json:"watched,omitempty"`
+	// Termlab is the termlab that made the diagnosis.
+	Termlab *version.Info `json:"termlab,omitempty"`
+}
+
+// madeBy is this termlab, for a summary's "termlab" object.
+func madeBy() *version.Info {
+	info := version.Get()
+	return &info
 }
 
 // WatchedLook is what summary.json keeps of --watch's last look.
@@ -80,7 +89,7 @@ func FolderName(at time.Time, namespace, pod string) string {
 // dir. Every file is scanned for credentials first; one that trips the scan
 // is never written, and the report says so.
 func Write(dir string, r Report, raw Raw) (Summary, error) {
-	s := Summary{Report: r}
+	s := Summary{Report: r, Termlab: madeBy()}
 	files, dropped := scanRaw(raw)
 	s.Dropped = dropped
 	sum, err := json.MarshalIndent(s, "", "  ")
