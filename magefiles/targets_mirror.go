@@ -25,7 +25,8 @@ const handedOver = "unreachable: the targets run from magefiles/targets"
 // parameter, lowercased: hence -nodeaccess.) -allnodes searches every node
 // for a gone pod whose node no event names; -watch looks again every 5 s
 // after the diagnosis and says what changed, until it is gone (10 min at most). The same runs anywhere as
-// `kubectl termlab diagnose` (cmd/termlab).
+// `kubectl termlab diagnose` (cmd/termlab), with its exit codes: 0 nothing
+// holds it, 1 held (cause found), 2 could not decide.
 func Diagnose(ctx context.Context, pod, namespace, kubeconfig *string, nodeAccess, allNodes, watch *bool) error {
 	panic(handedOver)
 }

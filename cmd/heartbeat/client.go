@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -102,13 +104,6 @@ func runClient(args []string, out io.Writer) int {
 func sendRequests(ctx context.Context, cfg clientConfig, w *lockedWriter) {
 	var wg sync.WaitGroup
 	for _, t := range cfg.Targets {
-		client := &http.Client{
-			Timeout: cfg.Timeout,
-			Transport: &http.Transport{
-				DisableKeepAlives: true,
-				DialContext:       (&net.Dialer{Timeout: cfg.Timeout}).DialContext,
-			},
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -126,8 +121,8 @@ func sendRequests(ctx context.Context, cfg clientConfig, w *lockedWriter) {
 				go func(seq int) {
 					defer inFlight.Done()
 					start := time.Now()
-					outcome, backend, word := get(client, t.URL)
-					w.line(workloadlog.RequestLine(t.Name, seq, start, time.Now(), outcome, backend, word))
+					a := get(t.URL, start.Add(cfg.Timeout))
+					w.line(workloadlog.RequestLine(t.Name, seq, start, time.Now(), a.outcome, a.backend, a.port, a.errWord))
 				}(seq)
 			}
 		}()
@@ -135,9 +130,54 @@ func sendRequests(ctx context.Context, cfg clientConfig, w *lockedWriter) {
 	wg.Wait()
 }
 
-// get sends one GET and classifies what came back.
-func get(client *http.Client, url string) (outcome, backend, errWord string) {
-	resp, err := client.Get(url)
+// answer is what one request came to.
+type answer struct {
+	outcome, backend, errWord string
+	// port is the connection's source port, 0 when it got none.
+	port int
+}
+
+// get sends one GET on a new connection of its own and classifies what
+// came back, all before deadline. It speaks HTTP itself rather than through
+// net/http's Transport, which may hand a connection dialed for one request
+// to another and never says which source port a failed dial had.
+func get(rawURL string, deadline time.Time) answer {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return answer{outcome: workloadlog.OutcomeError, errWord: "bad-url"}
+	}
+	hostPort := u.Host
+	if u.Port() == "" {
+		hostPort = net.JoinHostPort(u.Hostname(), "80")
+	}
+	addr, err := net.ResolveTCPAddr("tcp", hostPort)
+	if err != nil {
+		o, w := classify(err)
+		return answer{outcome: o, errWord: w}
+	}
+	conn, port, err := connectFrom(addr, deadline)
+	if err != nil {
+		o, w := classify(err)
+		return answer{outcome: o, errWord: w, port: port}
+	}
+	defer conn.Close()
+	a := answer{port: port}
+	a.outcome, a.backend, a.errWord = exchange(conn, u, deadline)
+	return a
+}
+
+// exchange sends the GET on conn and reads the answer.
+func exchange(conn net.Conn, u *url.URL, deadline time.Time) (outcome, backend, errWord string) {
+	if err := conn.SetDeadline(deadline); err != nil {
+		o, w := classify(err)
+		return o, "", w
+	}
+	req := &http.Request{Method: http.MethodGet, URL: u, Host: u.Host, Header: http.Header{}, Close: true, ProtoMajor: 1, ProtoMinor: 1}
+	if err := req.Write(conn); err != nil {
+		o, w := classify(err)
+		return o, "", w
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		o, w := classify(err)
 		return o, "", w

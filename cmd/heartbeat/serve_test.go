@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +37,8 @@ func TestServeOnTerm(t *testing.T) {
 			code := make(chan int, 1)
 			go func() { code <- serveOn(ln, serveConfig{OnTerm: onTerm}, "pod-a", &out, sigs) }()
 			url := "http://" + ln.Addr().String() + "/"
-			outcome, backend, _ := get(&http.Client{Timeout: time.Second}, url)
+			a := get(url, time.Now().Add(time.Second))
+			outcome, backend := a.outcome, a.backend
 			if outcome != workloadlog.OutcomeOK || backend != "pod-a" {
 				t.Fatalf("before SIGTERM: %s from %q", outcome, backend)
 			}
@@ -50,7 +50,7 @@ func TestServeOnTerm(t *testing.T) {
 				for len(parse(t, &out).Signals) == 0 && time.Now().Before(deadline) {
 					time.Sleep(10 * time.Millisecond)
 				}
-				if o, _, _ := get(&http.Client{Timeout: time.Second}, url); o != workloadlog.OutcomeOK {
+				if o := get(url, time.Now().Add(time.Second)).outcome; o != workloadlog.OutcomeOK {
 					t.Errorf("after an ignored SIGTERM: %s, want ok", o)
 				}
 				l := parse(t, &out)
@@ -68,8 +68,8 @@ func TestServeOnTerm(t *testing.T) {
 				if s, ok := l.TermSignal(); !ok || s.OnTerm != onTerm {
 					t.Errorf("signal %+v", l.Signals)
 				}
-				if o, _, w := get(&http.Client{Timeout: time.Second}, url); o != workloadlog.OutcomeRefused {
-					t.Errorf("after exit: %s (%s), want refused", o, w)
+				if a := get(url, time.Now().Add(time.Second)); a.outcome != workloadlog.OutcomeRefused {
+					t.Errorf("after exit: %s (%s), want refused", a.outcome, a.errWord)
 				}
 			}
 		})
@@ -163,8 +163,7 @@ func TestExitDropsRequestsInFlightDrainFinishesThem(t *testing.T) {
 			}()
 			got := make(chan string, 1)
 			go func() {
-				o, _, _ := get(&http.Client{Timeout: 2 * time.Second}, "http://"+ln.Addr().String()+"/")
-				got <- o
+				got <- get("http://"+ln.Addr().String()+"/", time.Now().Add(2*time.Second)).outcome
 			}()
 			time.Sleep(100 * time.Millisecond) // the request is in the handler
 			sigs <- syscall.SIGTERM
@@ -173,5 +172,58 @@ func TestExitDropsRequestsInFlightDrainFinishesThem(t *testing.T) {
 			}
 			<-done
 		})
+	}
+}
+
+// TestClientLogsItsSourcePort: the port logged is the one the server saw
+// the connection come from, for an answered request and for one that timed
+// out unanswered after its connect.
+func TestClientLogsItsSourcePort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	seen := make(chan int, 4)
+	go func() {
+		for i := 0; ; i++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			seen <- c.RemoteAddr().(*net.TCPAddr).Port
+			if i == 0 { // the first is answered, the second never is
+				c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\npod-x"))
+				c.Close()
+			} else {
+				defer c.Close()
+			}
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/"
+	for _, want := range []string{workloadlog.OutcomeOK, workloadlog.OutcomeTimeout} {
+		a := get(url, time.Now().Add(300*time.Millisecond))
+		server := <-seen
+		if a.outcome != want || a.port != server || a.port == 0 {
+			t.Errorf("%+v: want outcome %s from port %d (the server's view)", a, want, server)
+		}
+		if want == workloadlog.OutcomeOK && a.backend != "pod-x" {
+			t.Errorf("backend %q", a.backend)
+		}
+	}
+}
+
+// TestRefusedConnectKeepsItsPort: a refused connect is classified by its
+// errno and still says its source port.
+func TestRefusedConnectKeepsItsPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	a := get("http://"+addr+"/", time.Now().Add(time.Second))
+	if a.outcome != workloadlog.OutcomeRefused || a.errWord != "ECONNREFUSED" || a.port == 0 {
+		t.Errorf("%+v: want refused with a port", a)
 	}
 }

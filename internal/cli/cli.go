@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/version"
 )
 
@@ -108,7 +109,9 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 		// nobody should start by accident).
 		Run: func(cmd *cobra.Command, _ []string) { _ = cmd.Help() },
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `termlab completion bash|zsh|fish|powershell`; kubectl asks a plugin
+	// through kubectl_complete-termlab (README: Install).
+	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetGlobalNormalizationFunc(mageNames)
 	root.AddCommand(a.diagnoseCommand())
 	root.AddCommand(labCommands()...)
@@ -155,8 +158,12 @@ var exitCodeText = fmt.Sprintf(`Exit codes of diagnose:
      not checked (node checks need --node-access), or the object could not be
      read
   %d  usage: bad flags or arguments; nothing was read
+  %d  interrupted (Ctrl-C) before it decided; node pods it started are removed
+Labs (lab:*) exit 0 when every claim passed, 1 when one failed or the run
+could not be made, %[6]d when partial: none failed but some were not checked
+(or, of several labs, some were skipped).
 Other commands exit 0 on success, 1 on failure, %[4]d on bad usage or when run
-outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage)
+outside a termlab checkout.`, diagnose.ExitClear, diagnose.ExitHeld, diagnose.ExitUndecided, diagnose.ExitUsage, diagnose.ExitInterrupted, lab.ExitPartial)
 
 func commandNames(root *cobra.Command) []string {
 	var out []string

@@ -71,6 +71,8 @@ func TestDiagnoseArguments(t *testing.T) {
 		{"namespace x", []string{"diagnose", "namespace", "x"}, target{Namespace: "x"}},
 		{"ns/x ignores -n, as kubectl does for a namespace", []string{"diagnose", "ns/x", "-n", "other"}, target{Namespace: "x"}},
 		{"flags before the object", []string{"diagnose", "-o", "json", "-n", "shop", "x"}, target{Namespace: "shop", Pod: "x"}},
+		{"-A: everything being deleted", []string{"diagnose", "-A"}, target{All: true}},
+		{"--all-namespaces -o json", []string{"diagnose", "--all-namespaces", "-o", "json"}, target{All: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +123,8 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 		{"two objects", []string{"diagnose", "pod/a", "pod/b"}, "one object"},
 		{"three arguments", []string{"diagnose", "pod", "a", "b"}, "one object"},
 		{"unknown command", []string{"diagnoze", "pod/x"}, "Commands: cluster:down"},
+		{"-A and an object", []string{"diagnose", "-A", "pod/x"}, "-A diagnoses every pod and namespace being deleted: give no object"},
+		{"-A --watch", []string{"diagnose", "-A", "--watch"}, "and no --watch"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,15 +222,16 @@ func TestEvidenceRoot(t *testing.T) {
 	}
 }
 
-// Without any kubeconfig kubectl's flags fall back to localhost:8080, as
-// kubectl does; the run (not the parse) fails, naming the cluster: exit 2.
+// Without any kubeconfig kubectl's flags would fall back to localhost:8080;
+// diagnose says instead that nothing names a cluster, and where it looked:
+// exit 2, nothing read.
 func TestDiagnoseWithoutKubeconfig(t *testing.T) {
 	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"termlab", "diagnose", "pod/x", "--evidence-dir", t.TempDir()}, &stdout, &stderr)
-	if code != diagnose.ExitUndecided || !strings.Contains(stderr.String(), "reading pod default/x") || !strings.Contains(stderr.String(), "the cluster asked: http://localhost:8080") || stdout.Len() != 0 {
+	if code != diagnose.ExitUndecided || !strings.Contains(stderr.String(), "no kubeconfig names a cluster: looked in "+os.Getenv("KUBECONFIG")) || strings.Contains(stderr.String(), "localhost:8080") || stdout.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout.String(), stderr.String())
 	}
 }
@@ -259,5 +264,29 @@ func TestVersionJSON(t *testing.T) {
 	stdout.Reset()
 	if code := Run(t.Context(), []string{"termlab", "version", "--output=yaml"}, &stdout, &stderr); code != diagnose.ExitUsage {
 		t.Errorf("version --output=yaml exit %d, want %d (usage)", code, diagnose.ExitUsage)
+	}
+}
+
+// Ctrl-C before diagnose decided exits 130, as a shell reports an
+// interrupted command, not 2 ("could not decide").
+func TestDiagnoseInterruptedExits130(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "config")
+	cfg := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, []string{"termlab", "diagnose", "pod/x", "--kubeconfig", kubeconfig, "--evidence-dir", dir}, &stdout, &stderr)
+	if code != diagnose.ExitInterrupted || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, diagnose.ExitInterrupted, stderr.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,18 +44,22 @@ type diagnoseRequest struct {
 	// Watch and WatchTimeout are --watch and --watch-timeout.
 	Watch        bool
 	WatchTimeout time.Duration
+	// allNamespaces is -A, read into target.All.
+	allNamespaces bool
 }
 
-// target is what to diagnose: a pod (Pod set) or a namespace.
+// target is what to diagnose: a pod (Pod set), a namespace, or with All
+// everything being deleted (-A).
 type target struct {
 	Namespace, Pod string
+	All            bool
 }
 
 func (a *app) diagnoseCommand() *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	var req diagnoseRequest
 	cmd := &cobra.Command{
-		Use:   "diagnose (pod/<name> | ns/<name> | pod <name> | namespace <name> | <name>) [-n <namespace>] [-o text|json] [--node-access] [--evidence-dir <dir>]",
+		Use:   "diagnose (pod/<name> | ns/<name> | pod <name> | namespace <name> | <name> | -A) [-n <namespace>] [-o text|json] [--node-access] [--evidence-dir <dir>]",
 		Short: "Says, read-only, why a pod or namespace is still there",
 		Long: `diagnose reads a pod (or a namespace) and what holds it: deletion request and
 grace deadline, finalizers and whether a controller could remove them, the
@@ -72,7 +77,8 @@ short-lived privileged pod on each node asked about, removed before it returns
 (also after Ctrl-C).
 
 ` + exitCodeText,
-		Example: `  kubectl termlab diagnose pod/web-0 -n shop
+		Example: `  kubectl termlab diagnose -A
+  kubectl termlab diagnose pod/web-0 -n shop
   kubectl termlab diagnose ns/shop -o json
   kubectl termlab diagnose web-0 --node-access
   termlab diagnose pod web-0 -n shop --kubeconfig ~/.kube/other`,
@@ -81,6 +87,13 @@ short-lived privileged pod on each node asked about, removed before it returns
 		PreRunE: func(cmd *cobra.Command, args []string) error {
 			if req.Output != outputText && req.Output != outputJSON {
 				return fmt.Errorf("-o %q: want text or json", req.Output)
+			}
+			if req.allNamespaces {
+				if len(args) > 0 || req.Watch {
+					return fmt.Errorf("-A diagnoses every pod and namespace being deleted: give no object (got %q) and no --watch", strings.Join(args, " "))
+				}
+				req.target, req.Flags = target{All: true}, flags
+				return nil
 			}
 			t, err := parseTarget(args, func() (string, error) {
 				ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
@@ -97,6 +110,7 @@ short-lived privileged pod on each node asked about, removed before it returns
 			req.target, req.Flags = t, flags
 			return nil
 		},
+		ValidArgsFunction: completeTarget(flags),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if code := a.diagnose(cmd.Context(), a, req); code != 0 {
 				return &exitError{code: code}
@@ -105,6 +119,11 @@ short-lived privileged pod on each node asked about, removed before it returns
 		},
 	}
 	flags.AddFlags(cmd.Flags())
+	if f := cmd.Flags().Lookup("request-timeout"); f != nil {
+		// Zero is not "no timeout" here: a diagnosis should name the request that hung.
+		f.Usage = fmt.Sprintf("how long each request to the API server may take (e.g. 5s, 2m); 0 means diagnose's default, %s", stack.DefaultRequestTimeout)
+	}
+	cmd.Flags().BoolVarP(&req.allNamespaces, "all-namespaces", "A", false, "diagnose every pod and namespace being deleted (a deletionTimestamp), in every namespace: one line each with its cause, a report folder each")
 	cmd.Flags().StringVarP(&req.Output, "output", "o", outputText, "text (the answer, findings and advice) or json (the report's summary.json, nothing else on stdout)")
 	cmd.Flags().BoolVar(&req.NodeAccess, "node-access", false, "start a short-lived privileged pod on each node asked about, to check the kubelet and the containers there (removed before it returns)")
 	cmd.Flags().BoolVar(&req.AllNodes, "all-nodes", false, "a pod that is gone and whose node no event names: search every node for its containers (one node pod each with --node-access)")
@@ -178,6 +197,9 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if why := noKubeconfig(req.Flags); why != "" {
+		return fail("%s", why)
+	}
 	cfg, err := req.Flags.ToRESTConfig()
 	if err != nil {
 		return fail("reading the kubeconfig (--kubeconfig, --context, or KUBECONFIG): %v", err)
@@ -189,9 +211,19 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if req.All {
+		return runDiagnoseAll(ctx, a, req, src, cleanup, resultsDir, desc)
+	}
 	d := targets.Diagnosis{
 		Namespace: req.Namespace, Pod: req.Pod, ResultsDir: resultsDir, AfterInterrupt: afterInterrupt,
 		AllNodes: req.AllNodes, Say: func(s string) { fmt.Fprintln(a.stderr, s) },
+	}
+	if req.Output != outputJSON {
+		// The answer at once; a --watch then says each change as it comes.
+		d.Decided = func(res diagnose.Result) {
+			fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
+			printText(a.stdout, res.Summary.Report)
+		}
 	}
 	if req.Watch {
 		d.Watch = req.WatchTimeout
@@ -199,14 +231,18 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 	res, err := targets.Diagnose(ctx, log, src, cleanup, d)
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return fail("%v", err) // Ctrl-C: the node pods are gone, nothing else to say
+		// Ctrl-C: the node pods are gone, nothing else to say.
+		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
+		return diagnose.ExitInterrupted
 	case err != nil:
 		// Which cluster was asked is half the answer to "could not read".
 		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
 	}
-	fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
 	if req.Output == outputJSON {
-		// Exactly what the run wrote: one schema for the file and the pipe.
+		// Exactly what the run wrote, once it ended (with a --watch, its
+		// last look too): one schema for the file and the pipe, and the
+		// same look as the exit code.
+		fmt.Fprintf(a.stderr, "evidence: %s\n", res.Dir)
 		b, err := os.ReadFile(filepath.Join(res.Dir, diagnose.SummaryFile))
 		if err != nil {
 			return fail("reading the summary the diagnosis wrote: %v", err)
@@ -214,19 +250,78 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		if _, err := a.stdout.Write(b); err != nil {
 			return fail("writing the summary: %v", err)
 		}
-	} else {
-		printText(a.stdout, res.Summary.Report)
 	}
-	code, why := diagnose.Outcome(res.Summary.Findings)
-	if w := res.Watched; w != nil {
-		// The watch's last look decides: gone, or still held.
-		code, why = diagnose.ExitClear, "gone while watched"
-		if w.Exists {
-			code, why = diagnose.ExitHeld, "still there when the watch ended: "+strings.Join(w.Held, " | ")
-		}
-	}
+	code, why := res.Exit()
 	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
 	return code
+}
+
+// noKubeconfig says why no cluster is named at all: no kubeconfig file
+// exists where kubectl looks, no --server, and not inside a pod. kubectl's
+// loader would then ask http://localhost:8080, whose refusal hides that
+// nothing was configured. "" when a cluster is named.
+func noKubeconfig(f *genericclioptions.ConfigFlags) string {
+	if f.APIServer != nil && *f.APIServer != "" || os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		return ""
+	}
+	raw, err := f.ToRawKubeConfigLoader().RawConfig()
+	if err != nil || len(raw.Clusters) > 0 {
+		return "" // a kubeconfig exists: its own errors say more
+	}
+	searched := f.ToRawKubeConfigLoader().ConfigAccess().GetLoadingPrecedence()
+	if f.KubeConfig != nil && *f.KubeConfig != "" {
+		searched = []string{*f.KubeConfig}
+	}
+	return fmt.Sprintf("no kubeconfig names a cluster: looked in %s. Give --kubeconfig <file>, set KUBECONFIG, or create ~/.kube/config (kind and most clusters write one)", strings.Join(searched, ", "))
+}
+
+// runDiagnoseAll is -A: every object being deleted, a line each (-o json:
+// the -A folder's summary.json), and the worst exit code.
+func runDiagnoseAll(ctx context.Context, a *app, req diagnoseRequest, src diagnose.Source, cleanup func(context.Context) error, resultsDir, desc string) int {
+	s, dir, err := targets.DiagnoseAll(ctx, progress.Default(), src, cleanup, resultsDir, afterInterrupt)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
+		return diagnose.ExitInterrupted
+	case err != nil:
+		fmt.Fprintf(a.stderr, "%s: %v\n(the cluster asked: %s; choose another with --kubeconfig or --context)\n", a.display, err, desc)
+		return diagnose.ExitUndecided
+	}
+	fmt.Fprintf(a.stderr, "evidence: %s\n", dir)
+	if req.Output == outputJSON {
+		b, err := os.ReadFile(filepath.Join(dir, diagnose.SummaryFile))
+		if err != nil {
+			fmt.Fprintf(a.stderr, "%s: reading the summary -A wrote: %v\n", a.display, err)
+			return diagnose.ExitUndecided
+		}
+		_, _ = a.stdout.Write(b)
+	} else {
+		printAll(a.stdout, s)
+	}
+	code, why := s.Exit()
+	fmt.Fprintf(a.stderr, "exit %d: %s\n", code, why)
+	return code
+}
+
+// printAll is -A's text: one line per object, its exit code and cause.
+func printAll(w io.Writer, s diagnose.AllSummary) {
+	if len(s.Rows) == 0 {
+		fmt.Fprintln(w, "Nothing is being deleted: no pod or namespace has a deletionTimestamp.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tDELETING FOR\tEXIT\tWHAT HOLDS IT")
+	for _, r := range s.Rows {
+		cause := r.Why
+		if r.Error != "" {
+			cause = "could not be diagnosed: " + r.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.String(), s.At.Sub(r.Requested).Round(time.Second), r.Code, cause)
+	}
+	_ = tw.Flush()
+	if s.SkippedPods > 0 {
+		fmt.Fprintf(w, "(%d pods of namespaces being deleted: in their namespace's report.)\n", s.SkippedPods)
+	}
 }
 
 // printText is -o text: the answer, each finding (level, id, text), the advice.

@@ -60,17 +60,8 @@ func TestDecideGolden(t *testing.T) {
 // through the golden reports, a record of its words).
 func TestEveryRuleIsExercised(t *testing.T) {
 	fired := map[string]int{}
-	inputs, _ := filepath.Glob(filepath.Join("testdata", "decide", "pod", "*.collected.json"))
-	for _, in := range inputs {
-		b, err := os.ReadFile(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c Collected
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatalf("%s: %v", in, err)
-		}
-		for _, id := range Decide(c).rules {
+	for _, in := range podCases(t) {
+		for _, id := range Decide(readCase(t, in)).rules {
 			fired[id]++
 		}
 	}
@@ -102,14 +93,7 @@ func TestEveryRuleIsExercised(t *testing.T) {
 // TestReplayReadsBackWhatWasWritten: a folder written from a golden case's
 // evidence replays to the same report.md.
 func TestReplayReadsBackWhatWasWritten(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "decide", "pod", "cluster-crash-looping-operator.collected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c Collected
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
-	}
+	c := readCase(t, filepath.Join("testdata", "decide", "pod", "cluster-crash-looping-operator.collected.json"))
 	dir := t.TempDir()
 	raw := Raw{}
 	raw.put(CollectedFile, c)
@@ -133,4 +117,28 @@ func TestReplayReadsBackWhatWasWritten(t *testing.T) {
 	if again, _ := Replay(dir); again == string(want) {
 		t.Error("a replay of different evidence gave the same report")
 	}
+}
+
+// podCases are the golden pod cases' collected.json files.
+func podCases(t *testing.T) []string {
+	t.Helper()
+	inputs, err := filepath.Glob(filepath.Join("testdata", "decide", "pod", "*.collected.json"))
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no pod cases under testdata/decide/pod (%v)", err)
+	}
+	return inputs
+}
+
+// readCase is a golden case's collected evidence.
+func readCase(t *testing.T, path string) Collected {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c Collected
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return c
 }

@@ -7,6 +7,7 @@
 package diagnose
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -290,7 +291,7 @@ func Decide(c Collected) Report {
 	r := Report{Pod: f.ref(), Node: f.node, At: c.At}
 	var found, answered, advised []string
 	r.Findings, found = findingsOf(f)
-	r.Answer, answered = answerOf(f)
+	r.Answer, answered = answerOf(f, r.Findings)
 	r.Advice, advised = adviceOf(f)
 	r.rules = slices.Concat(found, answered, advised)
 	return r
@@ -327,6 +328,16 @@ func ManagerOf(managedFields []metav1.ManagedFieldsEntry, finalizer string) stri
 
 // admissionName picks the webhook or policy out of an admission refusal.
 var admissionName = regexp.MustCompile(`(admission webhook "[^"]+"|ValidatingAdmissionPolicy '[^']+'(?: with binding '[^']+')?|webhook "[^"]+")`)
+
+// RemoveFinalizerCommand is the kubectl command that removes one finalizer
+// of an object and nothing else: a JSON patch that first tests the index
+// still holds that finalizer (another removal may have moved it) and then
+// removes that index. A merge patch of the list would remove them all.
+func RemoveFinalizerCommand(resource, name, namespace string, index int, finalizer string) string {
+	value, _ := json.Marshal(finalizer)
+	path := fmt.Sprintf("/metadata/finalizers/%d", index)
+	return fmt.Sprintf(`kubectl patch %s %s -n %s --type=json -p '[{"op":"test","path":"%s","value":%s},{"op":"remove","path":"%s"}]'`, resource, name, namespace, path, value, path)
+}
 
 // FinalizersPatch is the merge patch that removes every finalizer, sent with dryRun=All only.
 const FinalizersPatch = `{"metadata":{"finalizers":null}}`

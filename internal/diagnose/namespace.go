@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/pager"
 
 	"github.com/termlab/termlab/internal/redact"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // NamespaceCollected is everything DecideNamespace reads about one namespace.
@@ -472,6 +473,10 @@ type NamespaceSummary struct {
 	NamespaceReport
 	// Dropped are evidence files not written because they held something credential-like.
 	Dropped []string `json:"dropped,omitempty"`
+	// Watched is --watch's last look (RecordWatch).
+	Watched *WatchedLook `json:"watched,omitempty"`
+	// Termlab is the termlab that made the diagnosis.
+	Termlab *version.Info `json:"termlab,omitempty"`
 }
 
 // RunNamespace collects the evidence about a namespace, decides the
@@ -505,7 +510,7 @@ func RunNamespace(ctx context.Context, src Source, namespace, resultsDir string)
 // Write), then the namespace's report.md, summary.json and raw evidence,
 // every file through the credential scan.
 func WriteNamespace(dir string, r NamespaceReport, raw Raw, pods []PodDiagnosis) (NamespaceSummary, error) {
-	s := NamespaceSummary{NamespaceReport: r}
+	s := NamespaceSummary{NamespaceReport: r, Termlab: madeBy()}
 	if err := makePrivate(dir); err != nil {
 		return s, err
 	}

@@ -18,6 +18,9 @@ const (
 	ExitUndecided = 2
 	// ExitUsage: bad flags or arguments; nothing was read.
 	ExitUsage = 3
+	// ExitInterrupted: stopped by Ctrl-C (or SIGTERM, SIGHUP) before it
+	// decided; 128 + SIGINT, as a shell reports a command it interrupted.
+	ExitInterrupted = 130
 )
 
 // verdictNotRequested is the verdict of FindDeletion and FindNSDeletion when

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -208,8 +209,16 @@ var podAdvice = []adviceRule{
 	{id: "remove-the-finalizer-by-hand", when: (*podFacts).hasFinalizers, risk: RiskRisky,
 		text: func(f *podFacts) []string {
 			var out []string
-			for _, fz := range f.finalizers {
-				out = append(out, fmt.Sprintf("remove finalizer %s by hand (`kubectl patch pod %s -n %s --type=merge -p '{\"metadata\":{\"finalizers\":null}}'`). The cleanup it guards is skipped for good; the object goes at once if its deletion was requested.", fz.name, f.pod.Name, f.pod.Namespace))
+			// Last first: removing one shifts the indices after it, so in
+			// this order each line still finds its finalizer where it says.
+			for i := len(f.finalizers) - 1; i >= 0; i-- {
+				fz := f.finalizers[i]
+				then := "the object goes at once if its deletion was requested"
+				if len(f.finalizers) > 1 {
+					then = "the object goes once its other finalizers are gone too, if its deletion was requested"
+				}
+				out = append(out, fmt.Sprintf("remove finalizer %s by hand, and only it (`%s`): the patch tests that index %d still holds it, so it removes nothing if the list changed meanwhile. The cleanup it guards is skipped for good; %s.",
+					fz.name, RemoveFinalizerCommand("pod", f.pod.Name, f.pod.Namespace, i, fz.name), i, then))
 			}
 			return out
 		}},
@@ -293,7 +302,7 @@ const nothingToDo = "not being deleted, and nothing found would hold a deletion 
 
 // answerOf and adviceOf run the tables in order; fired names the rules that
 // said something, in order.
-func answerOf(f *podFacts) (answer string, fired []string) {
+func answerOf(f *podFacts, findings []Finding) (answer string, fired []string) {
 	var s []string
 	for _, r := range podAnswer {
 		if !r.when(f) {
@@ -304,7 +313,44 @@ func answerOf(f *podFacts) (answer string, fired []string) {
 			fired = append(fired, "answer."+r.id)
 		}
 	}
+	// A warning is a cause to weigh: one no sentence above spoke for goes
+	// into the answer in its own words, not only into the findings list
+	// (a stopped kubelet unit beside a finalizer: removing the finalizer
+	// would not stop the container).
+	for _, fd := range findings {
+		if fd.Level == Warning && !spokenFor(fd.ID, fired) {
+			lead := "Also weigh: "
+			if fd.ID == FindTermination { // its text is the kubelet's record, not a sentence about it
+				lead = "Also weigh what the kubelet reported of the kill: "
+			}
+			s = append(s, lead+fd.Text)
+			fired = append(fired, "answer.warning."+fd.ID)
+		}
+	}
 	return strings.Join(s, " "), fired
+}
+
+// answerSpeaksFor are, by finding id (or its prefix, ending in "."), the
+// answer rules whose sentence says what a warning of that finding says.
+var answerSpeaksFor = map[string][]string{
+	"container.": {"container-still-running", "container-runs", "container-exited", "container-not-checked"},
+	"finalizer.": {"finalizers"},
+	FindVolumes:  {"volume-busy"},
+}
+
+// spokenFor: one of the answer rules that fired speaks for finding id.
+func spokenFor(id string, fired []string) bool {
+	for key, rules := range answerSpeaksFor {
+		if key != id && !(strings.HasSuffix(key, ".") && strings.HasPrefix(id, key)) {
+			continue
+		}
+		for _, r := range rules {
+			if slices.Contains(fired, "answer."+r) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func adviceOf(f *podFacts) (advice, fired []string) {

@@ -66,3 +66,28 @@ func freeDir(dir string) string {
 		dir = fmt.Sprintf("%s-%d", dir, i)
 	}
 }
+
+// Exit is the diagnosis's exit code and why: its findings' (Outcome), or,
+// after a --watch, the watch's last look (0 gone, 1 still there).
+func (r Result) Exit() (code int, why string) {
+	if w := r.Watched; w != nil {
+		if w.Exists {
+			return ExitHeld, "still there when the watch ended: " + strings.Join(w.Held, " | ")
+		}
+		return ExitClear, "gone while watched"
+	}
+	return Outcome(r.Summary.Findings)
+}
+
+// ExitError is a diagnosis that did not end clear, as an error whose
+// ExitStatus is its exit code: `go tool mage diagnose` exits with it, as
+// `termlab diagnose` does.
+type ExitError struct {
+	Code int
+	Why  string
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit %d: %s", e.Code, e.Why) }
+
+// ExitStatus is the process's exit code; mage reads it from the error a target returns.
+func (e *ExitError) ExitStatus() int { return e.Code }

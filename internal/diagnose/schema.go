@@ -16,11 +16,16 @@ package diagnose
 //	advice    ["what to do, and its risk"]
 //	dropped   evidence files left out because they held something
 //	          credential-like (absent when none)
+//	watched   with --watch, its last look once the watch ended, which the
+//	          exit code follows: {"at", "exists", "held", "answer"} (absent
+//	          without --watch)
+//	termlab   the termlab that made it: {"version", "commit", "go",
+//	          "clientGo", "date"} (as `termlab version -o json`)
 //
 // A namespace (NamespaceSummary):
 //
 //	namespace  its name
-//	at, answer, findings, advice, dropped   as for a pod
+//	at, answer, findings, advice, dropped, watched, termlab   as for a pod
 //	phase      status.phase (absent when the namespace does not exist)
 //	remaining  {"<resource.group>": count} of what is left in it
 //	pods       [{"name", "dir", "answer"}]: each remaining pod's own answer,
@@ -45,10 +50,10 @@ package diagnose
 // The exit code is Outcome of the findings.
 
 // SummaryFields are the JSON fields of a pod's summary.json.
-var SummaryFields = []string{"pod", "node", "at", "answer", "findings", "advice", "dropped"}
+var SummaryFields = []string{"pod", "node", "at", "answer", "findings", "advice", "dropped", "watched", "termlab"}
 
 // NamespaceSummaryFields are the JSON fields of a namespace's summary.json.
-var NamespaceSummaryFields = []string{"namespace", "at", "phase", "answer", "findings", "advice", "remaining", "pods", "dropped"}
+var NamespaceSummaryFields = []string{"namespace", "at", "phase", "answer", "findings", "advice", "remaining", "pods", "dropped", "watched", "termlab"}
 
 // FindingFields are the JSON fields of a finding; PodAnswerFields of a namespace's pods[].
 var (

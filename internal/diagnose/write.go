@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/version"
 )
 
 // Report folder files.
@@ -28,6 +30,54 @@ type Summary struct {
 	// Dropped are evidence files not written because they held something
 	// credential-like.
 	Dropped []string `json:"dropped,omitempty"`
+	// Watched is --watch's last look, added once the watch ended: the
+	// exit code follows it, so the JSON says what the code says.
+	Watched *WatchedLook `json:"watched,omitempty"`
+	// Termlab is the termlab that made the diagnosis.
+	Termlab *version.Info `json:"termlab,omitempty"`
+}
+
+// madeBy is this termlab, for a summary's "termlab" object.
+func madeBy() *version.Info {
+	info := version.Get()
+	return &info
+}
+
+// WatchedLook is what summary.json keeps of --watch's last look.
+type WatchedLook struct {
+	At     time.Time `json:"at"`
+	Exists bool      `json:"exists"`
+	// Held are the texts of the blocking findings then.
+	Held   []string `json:"held,omitempty"`
+	Answer string   `json:"answer"`
+}
+
+// RecordWatch adds --watch's last look to the summary.json in dir, as its
+// "watched" object; the rest of the file is kept as written.
+func RecordWatch(dir string, last Look) error {
+	path := filepath.Join(dir, SummaryFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("adding the watch's last look: %w", err)
+	}
+	// Appended as the last field, the others kept in their order.
+	body := bytes.TrimRight(b, "\n")
+	if !bytes.HasSuffix(body, []byte("}")) {
+		return fmt.Errorf("adding the watch's last look: %s does not end in one JSON object", path)
+	}
+	w, err := json.MarshalIndent(WatchedLook{At: last.At, Exists: last.Exists, Held: last.Held, Answer: last.Answer}, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	out := append(bytes.TrimRight(body[:len(body)-1], "\n "), []byte(",\n  \"watched\": ")...)
+	out = append(append(out, w...), []byte("\n}")...)
+	if !json.Valid(out) {
+		return fmt.Errorf("adding the watch's last look to %s made invalid JSON", path)
+	}
+	if leaks := credscan.Bytes(SummaryFile, out); len(leaks) > 0 {
+		return fmt.Errorf("%s would hold a credential (%v): the watch's last look not written", SummaryFile, leaks)
+	}
+	return os.WriteFile(path, append(out, '\n'), evidence.PrivateFile)
 }
 
 // FolderName is <UTC time>-<namespace>-<pod>, the report's folder under results/diagnose/.
@@ -39,7 +89,7 @@ func FolderName(at time.Time, namespace, pod string) string {
 // dir. Every file is scanned for credentials first; one that trips the scan
 // is never written, and the report says so.
 func Write(dir string, r Report, raw Raw) (Summary, error) {
-	s := Summary{Report: r}
+	s := Summary{Report: r, Termlab: madeBy()}
 	files, dropped := scanRaw(raw)
 	s.Dropped = dropped
 	sum, err := json.MarshalIndent(s, "", "  ")

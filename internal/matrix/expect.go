@@ -239,3 +239,19 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ClaimNames are the claim ids the matrix names (Expectations) and the ends
+// of ids it names (decidingKeys), for a test beside the labs that each
+// still names a claim some lab states: the matrix spells other packages'
+// ids, and a renamed claim would silently lose its row's check.
+func ClaimNames() (ids, suffixes []string) {
+	for id := range Expectations {
+		ids = append(ids, id)
+	}
+	for s := range decidingKeys {
+		suffixes = append(suffixes, s)
+	}
+	sort.Strings(ids)
+	sort.Strings(suffixes)
+	return ids, suffixes
+}

@@ -127,12 +127,19 @@ func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, c Confi
 
 func noCleanup(context.Context) error { return nil }
 
+// DefaultRequestTimeout bounds each of diagnose's requests when the user
+// gave no --request-timeout (or 0): a diagnosis of a cluster in trouble
+// should say which request hung, not hang with it.
+const DefaultRequestTimeout = 20 * time.Second
+
 // diagnoseClients builds diagnose's clients from a copy of cfg, tuned for a
 // diagnosis, with node checks "not checked" (NeedsNodeAccess) until the
 // caller gives node access.
 func diagnoseClients(cfg *rest.Config, desc string) (diagnose.Source, *rest.Config, kubernetes.Interface, error) {
 	cfg = rest.CopyConfig(cfg)
-	cfg.Timeout = 20 * time.Second
+	if cfg.Timeout == 0 { // kubectl's --request-timeout, when given, stands
+		cfg.Timeout = DefaultRequestTimeout
+	}
 	cfg.UserAgent = "termlab-diagnose"
 	// A namespace diagnosis lists every resource type (about 50 LISTs):
 	// client-go's default 5 requests/s would add seconds of throttling.

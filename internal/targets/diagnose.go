@@ -33,6 +33,9 @@ type Diagnosis struct {
 	// and say what changed (Say) until the object is gone or Watch is up.
 	Watch time.Duration
 	Say   func(string)
+	// Decided, when set, gets the diagnosis as soon as it is written,
+	// before any watch: the answer is printed at once, not after it.
+	Decided func(diagnose.Result)
 }
 
 // DefaultWatch is how long -watch watches at most.
@@ -44,17 +47,7 @@ const WatchEvery = 5 * time.Second
 // Diagnose runs d on what src reads and always runs cleanup (it removes the
 // node pods), with a context of its own: ctx may be cancelled already.
 func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, d Diagnosis) (res diagnose.Result, err error) {
-	defer func() {
-		wait := 2 * time.Minute
-		if ctx.Err() != nil && d.AfterInterrupt > 0 {
-			wait = d.AfterInterrupt
-		}
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
-		defer cancel()
-		if cerr := cleanup(cctx); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("removing the node pods: %w", cerr))
-		}
-	}()
+	defer func() { err = errors.Join(err, cleanUp(ctx, cleanup, d.AfterInterrupt)) }()
 	src.SearchAllNodes = d.AllNodes
 	look := func(ctx context.Context) (diagnose.Look, error) {
 		return diagnose.PodLook(ctx, src, d.Namespace, d.Pod)
@@ -67,8 +60,14 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 		res, err = diagnose.RunNamespace(ctx, src, d.Namespace, d.ResultsDir)
 		done(err)
 	}
-	if err != nil || d.Watch <= 0 {
+	if err != nil {
 		return res, err
+	}
+	if d.Decided != nil {
+		d.Decided(res)
+	}
+	if d.Watch <= 0 {
+		return res, nil
 	}
 	say := d.Say
 	if say == nil {
@@ -79,6 +78,11 @@ func Diagnose(ctx context.Context, log *progress.Logger, src diagnose.Source, cl
 	defer cancel()
 	last, werr := diagnose.Watch(wctx, WatchEvery, look, say)
 	res.Watched = &last
+	if !last.At.IsZero() {
+		if err := diagnose.RecordWatch(res.Dir, last); err != nil {
+			return res, errors.Join(werr, err)
+		}
+	}
 	if werr != nil && ctx.Err() == nil && last.Exists {
 		say(fmt.Sprintf("still there after %s: %s", d.Watch, strings.Join(last.Held, " | ")))
 		return res, nil
@@ -123,13 +127,49 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 	// After Ctrl-C mage ends the target within 5 s: the wait for the node
 	// pods' deletes is cut to fit.
 	d.ResultsDir, d.AfterInterrupt = project.ResultsDir(root), 3*time.Second
+	d.Decided = func(res diagnose.Result) { // at once, before a -watch
+		fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
+	}
 	res, err := Diagnose(ctx, log, src, cleanup, d)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s\n\n%s (%s)\n", res.Summary.Answer, filepath.Join(res.Dir, diagnose.MarkdownFile), res.Took.Round(10*time.Millisecond))
-	if res.Watched != nil && res.Watched.Exists {
-		return fmt.Errorf("still there after watching %s", d.Watch)
+	// The binary's exit codes: 1 held, 2 could not decide.
+	if code, why := res.Exit(); code != diagnose.ExitClear {
+		return &diagnose.ExitError{Code: code, Why: why}
+	}
+	return nil
+}
+
+// DiagnoseAll is `diagnose -A`: every pod and namespace being deleted, each
+// diagnosed into its own folder, and the whole in one more; cleanup (the
+// node pods) always runs, as for Diagnose.
+func DiagnoseAll(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, resultsDir string, afterInterrupt time.Duration) (s diagnose.AllSummary, dir string, err error) {
+	defer func() { err = errors.Join(err, cleanUp(ctx, cleanup, afterInterrupt)) }()
+	done := log.Step("finding every pod and namespace being deleted")
+	s, dir, err = diagnose.RunAll(ctx, src, resultsDir, func(i, n int, d diagnose.Deleting) {
+		if i == 1 {
+			done(nil)
+		}
+		log.Infof("diagnosing %d of %d: %s", i, n, d)
+	})
+	if len(s.Rows) == 0 {
+		done(err)
+	}
+	return s, dir, err
+}
+
+// cleanUp runs cleanup (the node pods' removal) with a context of its own:
+// 2 min, or afterInterrupt once ctx was cancelled (Ctrl-C).
+func cleanUp(ctx context.Context, cleanup func(context.Context) error, afterInterrupt time.Duration) error {
+	wait := 2 * time.Minute
+	if ctx.Err() != nil && afterInterrupt > 0 {
+		wait = afterInterrupt
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	defer cancel()
+	if err := cleanup(cctx); err != nil {
+		return fmt.Errorf("removing the node pods: %w", err)
 	}
 	return nil
 }

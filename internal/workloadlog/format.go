@@ -58,7 +58,7 @@ func ExitLine(code int, t time.Time) string {
 //	signal=SIGTERM received time=<t> on_term=ignore          (it keeps serving)
 //	prestop start sleep=<d> time=<t>                         (an exec preStop, into PID 1's log)
 //	prestop end time=<t>
-//	request target=<name> seq=<n> start=<t> end=<t> outcome=<ok|refused|reset|timeout|error> backend=<pod|-> [error=<word>]
+//	request target=<name> seq=<n> start=<t> end=<t> outcome=<ok|refused|reset|timeout|error> backend=<pod|-> [port=<source port>] [error=<word>]
 
 // What a serving workload does on SIGTERM.
 const (
@@ -101,11 +101,14 @@ func PreStopEndLine(t time.Time) string { return fmt.Sprintf("prestop end time=%
 // RequestLine is one request of the client, logged when it ended. backend
 // is the pod that answered ("-" when none did); errWord names the error of
 // an outcome other than ok ("" for none).
-func RequestLine(target string, seq int, start, end time.Time, outcome, backend, errWord string) string {
+func RequestLine(target string, seq int, start, end time.Time, outcome, backend string, port int, errWord string) string {
 	if backend == "" {
 		backend = "-"
 	}
 	line := fmt.Sprintf("request target=%s seq=%d start=%s end=%s outcome=%s backend=%s", target, seq, ts(start), ts(end), outcome, backend)
+	if port > 0 {
+		line += fmt.Sprintf(" port=%d", port)
+	}
 	if errWord != "" {
 		line += " error=" + errWord
 	}

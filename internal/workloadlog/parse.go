@@ -87,7 +87,10 @@ type Request struct {
 	Outcome string    `json:"outcome"`
 	Backend string    `json:"backend,omitempty"` // the pod that answered; "" when none did
 	Error   string    `json:"error,omitempty"`
-	Line    int       `json:"-"`
+	// SourcePort is the connection's source port on the client, 0 in logs
+	// of clients that did not say it.
+	SourcePort int `json:"source_port,omitempty"`
+	Line       int `json:"-"`
 }
 
 // Failed reports whether the request got no good answer.
@@ -355,6 +358,11 @@ func (l *Log) add(content string, line int) error {
 		}
 		if q.Seq, err = strconv.Atoi(kv["seq"]); err != nil || q.Seq < 1 {
 			return fmt.Errorf("request: bad seq %q", kv["seq"])
+		}
+		if p, ok := kv["port"]; ok {
+			if q.SourcePort, err = strconv.Atoi(p); err != nil || q.SourcePort < 1 || q.SourcePort > 65535 {
+				return fmt.Errorf("request: bad port %q", p)
+			}
 		}
 		if q.Start, err = parseTime(kv["start"]); err != nil {
 			return fmt.Errorf("request: %w", err)

@@ -229,8 +229,8 @@ func TestParseServingLines(t *testing.T) {
 		PreStopStartLine(5*time.Second, at),
 		ServeSignalLine("SIGTERM", OnTermIgnore, at.Add(5*time.Second)),
 		PreStopEndLine(at.Add(5 * time.Second)),
-		RequestLine("exit-now", 3, at, at.Add(time.Millisecond), OutcomeRefused, "", "ECONNREFUSED"),
-		RequestLine("exit-now", 4, at, at.Add(time.Millisecond), OutcomeOK, "exit-now-victim", ""),
+		RequestLine("exit-now", 3, at, at.Add(time.Millisecond), OutcomeRefused, "", 41234, "ECONNREFUSED"),
+		RequestLine("exit-now", 4, at, at.Add(time.Millisecond), OutcomeOK, "exit-now-victim", 0, ""),
 		ServeSignalLine("SIGTERM", OnTermExit, at),
 	}, "\n") + "\n"
 	l, err := Parse(strings.NewReader(in))
@@ -252,13 +252,14 @@ func TestParseServingLines(t *testing.T) {
 	if e, ok := l.PreStopEnded(); !ok || !e.Time.Equal(at.Add(5*time.Second)) {
 		t.Errorf("prestop end %+v", e)
 	}
-	if len(l.Requests) != 2 || !l.Requests[0].Failed() || l.Requests[0].Backend != "" || l.Requests[1].Backend != "exit-now-victim" || l.Requests[0].Error != "ECONNREFUSED" {
+	if len(l.Requests) != 2 || !l.Requests[0].Failed() || l.Requests[0].Backend != "" || l.Requests[1].Backend != "exit-now-victim" || l.Requests[0].Error != "ECONNREFUSED" || l.Requests[0].SourcePort != 41234 || l.Requests[1].SourcePort != 0 {
 		t.Errorf("requests %+v", l.Requests)
 	}
 	for _, bad := range []string{
 		"signal=SIGTERM received time=2026-12-04T02:00:00Z on_term=sometimes",
 		"prestop middle time=2026-12-04T02:00:00Z",
 		"request target=a seq=1 start=2026-12-04T02:00:00Z end=2026-12-04T02:00:00Z outcome=meh backend=-",
+		"request target=a seq=1 start=2026-12-04T02:00:00Z end=2026-12-04T02:00:00Z outcome=ok backend=- port=70000",
 	} {
 		l, _ := Parse(strings.NewReader(bad + "\n"))
 		if len(l.Skipped) != 1 {

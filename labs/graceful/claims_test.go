@@ -271,7 +271,10 @@ func TestWatchOrderBroken(t *testing.T) {
 // Such a timeout is the deletion's, but only after an unanswered connection
 // freed a port: without one, a timeout after the drop stays unexplained.
 func TestStaleConntrackAfterTheDrop(t *testing.T) {
-	plant := func(t *testing.T, rec *evidence.Record, unanswered bool) evidence.Request {
+	// plant makes an exit-now request after the drop time out, and one
+	// between the stop and the drop time out unanswered before it (when
+	// unanswered), giving them the ports asked for (0: none logged).
+	plant := func(t *testing.T, rec *evidence.Record, unanswered bool, oldPort, newPort int) evidence.Request {
 		t.Helper()
 		f := victimFacts(t, rec, "exit-now")
 		stopped, _ := f.StoppedAccepting()
@@ -286,6 +289,7 @@ func TestStaleConntrackAfterTheDrop(t *testing.T) {
 				rec.Requests[i].Outcome = workloadlog.OutcomeReset
 			case unanswered && freed.Equal(dropped) && q.Failed() && q.Start.After(stopped):
 				rec.Requests[i].Outcome, rec.Requests[i].End = workloadlog.OutcomeTimeout, q.Start.Add(time.Second)
+				rec.Requests[i].SourcePort = oldPort
 				freed = rec.Requests[i].End
 			}
 		}
@@ -295,6 +299,7 @@ func TestStaleConntrackAfterTheDrop(t *testing.T) {
 		for i, q := range rec.Requests {
 			if q.Target == "exit-now" && q.Start.After(freed) && q.Start.After(dropped) {
 				rec.Requests[i].Outcome, rec.Requests[i].Backend, rec.Requests[i].End = workloadlog.OutcomeTimeout, "", q.Start.Add(5*time.Second)
+				rec.Requests[i].SourcePort = newPort
 				return rec.Requests[i]
 			}
 		}
@@ -302,17 +307,29 @@ func TestStaleConntrackAfterTheDrop(t *testing.T) {
 		return evidence.Request{}
 	}
 
-	rec := load(t)
-	q := plant(t, rec, true)
-	if w := victimFacts(t, rec, "exit-now").Window(q); w != windowStaleConntrack {
-		t.Errorf("a timeout after the drop, on a port an unanswered connection freed: %q, want %q", w, windowStaleConntrack)
+	for _, tc := range []struct {
+		name             string
+		unanswered       bool
+		oldPort, newPort int
+		want             string
+	}{
+		{"same port as an unanswered connection", true, 40001, 40001, windowStaleConntrack},
+		{"no ports logged, an unanswered connection ended before", true, 0, 0, windowStaleConntrackInferred},
+		{"another port than the unanswered connection's", true, 40001, 40002, windowAfter},
+		{"a port logged, the unanswered connection's not", true, 0, 40001, windowAfter},
+		{"no unanswered connection before it", false, 0, 0, windowAfter},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			q := plant(t, rec, tc.unanswered, tc.oldPort, tc.newPort)
+			if w := victimFacts(t, rec, "exit-now").Window(q); w != tc.want {
+				t.Errorf("window %q, want %q", w, tc.want)
+			}
+			if explained(tc.want) {
+				labtest.AllPass(t, Claims(rec), 9)
+			} else {
+				labtest.OnlyFail(t, Claims(rec), idNoPreStopFails, idFailuresAttributed)
+			}
+		})
 	}
-	labtest.AllPass(t, Claims(rec), 9)
-
-	rec = load(t)
-	q = plant(t, rec, false)
-	if w := victimFacts(t, rec, "exit-now").Window(q); w != windowAfter {
-		t.Errorf("a timeout after the drop with no unanswered connection before it: %q, want %q", w, windowAfter)
-	}
-	labtest.OnlyFail(t, Claims(rec), idNoPreStopFails, idFailuresAttributed)
 }

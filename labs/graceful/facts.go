@@ -283,14 +283,18 @@ const (
 	// several Services timed out together, the client's node stalled.
 	windowStall = "in a stall of the client's node (requests to several Services timed out together)"
 	// windowStaleConntrack: a new connection after the drop that timed out,
-	// begun once a connection to the deleted pod that was never answered had
-	// ended. The client's kernel may give the new connection that one's
-	// source port, and the node's conntrack entry of the old one (SYN_SENT,
-	// translated to the pod's address, kept synSentLifetime) then sends it
-	// to the deleted pod again, whatever the rules say: kube-proxy clears
-	// such entries for UDP, not TCP (kubernetes/kubernetes#101607). The
-	// client logs no ports, so the port's reuse is inferred, not seen.
-	windowStaleConntrack = "after the client's node removed the endpoint, on a source port an unanswered connection to the deleted pod had freed: its conntrack entry still sends there (kubernetes#101607; inferred, the client logs no ports)"
+	// on the source port of a connection to the deleted pod that was never
+	// answered and had ended. The node's conntrack entry of the old one
+	// (SYN_SENT, translated to the pod's address, kept synSentLifetime)
+	// sends the new SYN of the same source port to the deleted pod again,
+	// whatever the rules say: kube-proxy clears such entries for UDP, not
+	// TCP (kubernetes/kubernetes#101607). The client logs each connection's
+	// source port, so the reuse is seen.
+	windowStaleConntrack = "after the client's node removed the endpoint, on the source port of an unanswered connection to the deleted pod: its conntrack entry still sends there (kubernetes#101607)"
+	// windowStaleConntrackInferred: the same, in a record whose client
+	// logged no ports (before 2026-12-07): the reuse is inferred from an
+	// unanswered connection ending before the new one began.
+	windowStaleConntrackInferred = "after the client's node removed the endpoint, on a source port an unanswered connection to the deleted pod had freed: its conntrack entry still sends there (kubernetes#101607; inferred, the client logged no ports)"
 )
 
 // synSentLifetime is how long the node keeps the conntrack entry of a SYN
@@ -300,20 +304,28 @@ const synSentLifetime = 120 * time.Second
 
 // explained reports whether a window is one the pod's deletion accounts for.
 func explained(w string) bool {
-	return w == windowUnreachable || w == windowInFlight || w == windowStaleConntrack
+	return w == windowUnreachable || w == windowInFlight || w == windowStaleConntrack || w == windowStaleConntrackInferred
 }
 
-// freedUnansweredPort reports whether a request to the deleted pod sent
-// before the drop timed out unanswered and ended before q began, within
-// synSentLifetime of its own start: a source port q may have been given
-// with that connection's conntrack entry still in place.
-func (f facts) freedUnansweredPort(q evidence.Request, dropped time.Time) bool {
+// staleConntrackWindow says whether q, a timeout begun after the drop, took
+// the source port of a request to the deleted pod sent before the drop that
+// timed out unanswered and ended before q began, within synSentLifetime of
+// its own start: that connection's conntrack entry may still have been in
+// place. With ports logged the port must be the same; a record without
+// them can only say one was freed ("" when neither holds).
+func (f facts) staleConntrackWindow(q evidence.Request, dropped time.Time) string {
 	for _, o := range f.Requests {
-		if o.Outcome == workloadlog.OutcomeTimeout && o.Start.Before(dropped) && !o.End.After(q.Start) && q.Start.Sub(o.Start) <= synSentLifetime {
-			return true
+		if o.Outcome != workloadlog.OutcomeTimeout || !o.Start.Before(dropped) || o.End.After(q.Start) || q.Start.Sub(o.Start) > synSentLifetime {
+			continue
+		}
+		switch {
+		case q.SourcePort == 0 && o.SourcePort == 0:
+			return windowStaleConntrackInferred
+		case q.SourcePort != 0 && q.SourcePort == o.SourcePort:
+			return windowStaleConntrack
 		}
 	}
-	return false
+	return ""
 }
 
 // stallSpan: timeouts of two Services whose starts are this close are one
@@ -353,8 +365,10 @@ func (f facts) Window(q evidence.Request) string {
 		return windowInFlight
 	case !q.Start.After(dropped):
 		return windowUnreachable
-	case q.Outcome == workloadlog.OutcomeTimeout && f.freedUnansweredPort(q, dropped):
-		return windowStaleConntrack
+	case q.Outcome == workloadlog.OutcomeTimeout:
+		if w := f.staleConntrackWindow(q, dropped); w != "" {
+			return w
+		}
 	}
 	return windowAfter
 }

@@ -69,7 +69,7 @@ func pictureWindow(w string) string {
 		return report.WindowUnreachable
 	case windowStall:
 		return report.WindowStall
-	case windowStaleConntrack:
+	case windowStaleConntrack, windowStaleConntrackInferred:
 		return report.WindowStaleConntrack
 	}
 	return report.WindowUnexplained

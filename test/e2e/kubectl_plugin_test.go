@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,7 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 
 	runID := lab.NewRunID(time.Now())
 	ns, name := "termlab-plugin-"+runID, "held"
-	const finalizer = "lab.example.com/plugin-test"
+	const finalizer, second = "lab.example.com/plugin-test", "lab.example.com/plugin-second"
 	core := env.Client.CoreV1()
 	if _, err := core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{lab.RunIDLabel: runID}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 
 	worker := env.Workers[0].String()
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{finalizer}, Labels: map[string]string{lab.RunIDLabel: runID}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{finalizer, second}, Labels: map[string]string{lab.RunIDLabel: runID}},
 		Spec: corev1.PodSpec{
 			NodeSelector: map[string]string{"kubernetes.io/hostname": worker},
 			Containers: []corev1.Container{{
@@ -158,6 +159,72 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 	if f, ok := nsum.Finding(diagnose.FindPod(name)); !ok || f.Level != diagnose.Blocking || code != diagnose.ExitHeld {
 		t.Errorf("finding %s: %+v (found %v), exit %d; want blocking, exit %d", diagnose.FindPod(name), f, ok, code, diagnose.ExitHeld)
 	}
+
+	// -A lists it among everything being deleted, with its cause, and the
+	// whole exits 1 (something held, cause found).
+	code, out, _ = plugin("diagnose", "-A", "--kubeconfig", env.KubeconfigPath)
+	line := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "pod/"+ns+"/"+name+" ") {
+			line = l
+		}
+	}
+	if code != diagnose.ExitHeld || !strings.Contains(line, "finalizer") {
+		t.Errorf("diagnose -A: exit %d, the held pod's line %q; want exit %d and its finalizer named:\n%s", code, line, diagnose.ExitHeld, out)
+	}
+	code, out, _ = plugin("diagnose", "-A", "-o", "json", "--kubeconfig", env.KubeconfigPath)
+	var all diagnose.AllSummary
+	if err := strictJSON(out, &all); err != nil {
+		t.Fatalf("diagnose -A -o json is not the -A summary alone: %v\n%s", err, out)
+	}
+	found := false
+	for _, r := range all.Rows {
+		found = found || (r.Kind == diagnose.KindPod && r.Namespace == ns && r.Name == name && r.Code == diagnose.ExitHeld && r.Dir != "")
+	}
+	if !found || code != diagnose.ExitHeld {
+		t.Errorf("diagnose -A -o json: exit %d, rows %+v; want %s/%s held with its report", code, all.Rows, ns, name)
+	}
+
+	// The advice does what it says: each "remove finalizer X" command, run
+	// as printed by the real kubectl, removes X and nothing else; the last
+	// one lets the deleted pod go.
+	left := []string{finalizer, second}
+	for _, line := range s.Advice {
+		fz, cmdline, ok := removalIn(line)
+		if !ok {
+			continue
+		}
+		sh := exec.CommandContext(ctx, "sh", "-c", cmdline)
+		sh.Env = []string{"PATH=" + filepath.Dir(kubectl) + string(os.PathListSeparator) + "/usr/bin:/bin", "HOME=" + home, "KUBECONFIG=" + env.KubeconfigPath}
+		if out, err := sh.CombinedOutput(); err != nil {
+			t.Fatalf("the advice's command %s: %v\n%s", cmdline, err, out)
+		}
+		left = slices.DeleteFunc(left, func(f string) bool { return f == fz })
+		p, err := core.Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case len(left) == 0 && apierrors.IsNotFound(err):
+		case err != nil:
+			t.Fatalf("after %s: %v", cmdline, err)
+		case !slices.Equal(p.Finalizers, left):
+			t.Errorf("after the advice to remove %s, the pod has finalizers %v, want %v", fz, p.Finalizers, left)
+		}
+	}
+	if len(left) != 0 {
+		t.Errorf("the advice printed no removal for %v: %q", left, s.Advice)
+	}
+}
+
+// removalIn is the finalizer an advice line says to remove by hand and the
+// command it prints for that, in backquotes.
+func removalIn(line string) (finalizer, command string, ok bool) {
+	rest, ok := strings.CutPrefix(line, "Risky: remove finalizer ")
+	if !ok {
+		return "", "", false
+	}
+	finalizer, _, _ = strings.Cut(rest, " ")
+	_, quoted, ok := strings.Cut(rest, "`")
+	command, _, ok2 := strings.Cut(quoted, "`")
+	return finalizer, command, ok && ok2
 }
 
 // strictJSON decodes exactly one JSON value with only known fields.

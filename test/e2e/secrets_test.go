@@ -166,7 +166,8 @@ func TestPlantedSecretsNeverReachResults(t *testing.T) {
 	}
 	clusterPart := time.Since(began)
 
-	out := runMageInGroup(t, root, "diagnose", "-pod="+ns+"/"+name, "-nodeaccess")
+	// Held by its finalizer, the cause found: exit 1, as the binary exits.
+	out := runMageExiting(t, root, diagnose.ExitHeld, "diagnose", "-pod="+ns+"/"+name, "-nodeaccess")
 	for _, v := range planted {
 		if strings.Contains(out, v) {
 			t.Errorf("go tool mage diagnose printed a planted value")
@@ -289,6 +290,13 @@ func holds(t *testing.T, path string, values []string) []string {
 // outlives its bound is killed with its whole group.
 func runMageInGroup(t *testing.T, root string, args ...string) string {
 	t.Helper()
+	return runMageExiting(t, root, 0, args...)
+}
+
+// runMageExiting is runMageInGroup for a target that must exit with code
+// (diagnose exits 1 for a held pod, as the binary does).
+func runMageExiting(t *testing.T, root string, code int, args ...string) string {
+	t.Helper()
 	cmd := exec.Command("go", append([]string{"tool", "mage"}, args...)...)
 	cmd.Dir = root
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -301,8 +309,8 @@ func runMageInGroup(t *testing.T, root string, args ...string) string {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("go tool mage %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		if got := cmd.ProcessState.ExitCode(); got != code {
+			t.Fatalf("go tool mage %s: exit %d, want %d (%v)\n%s", strings.Join(args, " "), got, code, err, out.String())
 		}
 	case <-time.After(plantedMageWithin):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
