@@ -1,8 +1,10 @@
 package mutants
 
-// Reason says why the mutants Mutants names survive: "equivalent: …" (no
-// claim states what they change, and why none should) or "missing claim:
-// …" (one should, and does not yet). Mutants is a mutant's name as
+// Reason says why the missing mutants Mutants names survive: "reviewed: …"
+// (read against the record and the claims: why no claim should catch it)
+// or "missing claim: …" (one should, and does not yet). Tolerated and
+// equivalent mutants need none: their class is computed (classes.go), and
+// a reason may not claim it. Mutants is a mutant's name as
 // go tool mage mutants prints it, or a pattern where each * stands for any
 // run of characters; a pattern must cover no killed mutant, so that it
 // names a family no claim guards.
@@ -16,7 +18,8 @@ type Reason struct {
 // floor still holds. A lab leaves this list when its reasons are written.
 var Unreviewed = map[string]string{}
 
-// Floors are the committed mutation scores (killed / total, rounded down):
+// Floors are the committed mutation scores (killed / (mutants −
+// equivalent), rounded down):
 // a lab's score may not drop below its floor. Raise one when a claim kills
 // more; a new lab commits its own.
 var Floors = map[string]float64{
