@@ -1,9 +1,12 @@
 package mutants
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -30,6 +33,10 @@ type Outcome struct {
 	// reason of a missing one, "" when survivors_table.go gives none.
 	Class  Class
 	Reason string
+	// Unsound says an equivalent mutant changed what the claims decided
+	// (not only their verdicts): the reads analysis missed a read.
+	Unsound string
+	decided []claims.Claim
 }
 
 // Killed reports whether a claim killed the mutant.
@@ -143,7 +150,8 @@ func RunLab(root string, def lab.Definition) (Result, error) {
 // reasons. passed is how many claims passed on the reference.
 func Mutate(ref *evidence.Record, decide Decide, reads map[string]bool, reasons []Reason) (outcomes []Outcome, passed int, notes []string) {
 	refPassed := map[string]claims.Claim{}
-	for _, c := range decide(clone(ref)) {
+	refClaims := decide(clone(ref))
+	for _, c := range refClaims {
 		if c.Passed() {
 			refPassed[c.ID] = c
 		}
@@ -155,6 +163,12 @@ func Mutate(ref *evidence.Record, decide Decide, reads map[string]bool, reasons 
 		o := decideMutant(m, rec, decide, refPassed)
 		o.Touched = touchedFields(ref, rec)
 		o.Class = classify(o, reads)
+		if o.Class == ClassEquivalent && !sameClaims(o.decided, refClaims) {
+			// The claims read what reads.go says they cannot: its
+			// analysis is wrong, and so is every equivalent it gave.
+			o.Unsound = "the claims decide differently on it (their observations or reasons), yet it changes only fields reads.go says they cannot read"
+		}
+		o.decided = nil
 		if o.Class == ClassMissing {
 			if i, ok := reasonFor(reasons, o.Name); ok {
 				o.Reason = reasons[i].Why
@@ -165,6 +179,18 @@ func Mutate(ref *evidence.Record, decide Decide, reads map[string]bool, reasons 
 	return outcomes, len(refPassed), gen.Notes
 }
 
+// sameClaims: the two decisions are the same, observations and reasons
+// included (compared as JSON, which follows pointers; as Go values when a
+// value will not marshal).
+func sameClaims(a, b []claims.Claim) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return bytes.Equal(ja, jb)
+}
+
 func decideMutant(m Mutant, rec *evidence.Record, decide Decide, passed map[string]claims.Claim) (o Outcome) {
 	o.Mutant = m
 	defer func() {
@@ -173,6 +199,7 @@ func decideMutant(m Mutant, rec *evidence.Record, decide Decide, passed map[stri
 		}
 	}()
 	decided := decide(rec)
+	o.decided = decided
 	for _, c := range decided {
 		if _, ok := passed[c.ID]; ok && c.Verdict == claims.Fail {
 			o.KilledBy = append(o.KilledBy, c.ID)
@@ -220,6 +247,9 @@ func Problems(results []Result) []string {
 		for _, o := range r.Outcomes {
 			if o.Panicked != "" {
 				out = append(out, fmt.Sprintf("lab:%s: the claims panicked on mutant %q: %s", r.Lab, o.Name, o.Panicked))
+			}
+			if o.Unsound != "" {
+				out = append(out, fmt.Sprintf("lab:%s: mutant %q is computed equivalent, but %s", r.Lab, o.Name, o.Unsound))
 			}
 			i, ok := reasonFor(reasons, o.Name)
 			switch {

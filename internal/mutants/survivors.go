@@ -23,15 +23,15 @@ var Unreviewed = map[string]string{}
 // a lab's score may not drop below its floor. Raise one when a claim kills
 // more; a new lab commits its own.
 var Floors = map[string]float64{
-	"finalizer":   0.34,
-	"force":       0.34,
-	"orphan":      0.40,
-	"stuck":       0.39,
+	"finalizer":   0.37,
+	"force":       0.38,
+	"orphan":      0.44,
+	"stuck":       0.44,
 	"statefulset": 0.35,
-	"kwok":        0.63,
+	"kwok":        0.70,
 	"scale":       0.58,
 	"sidecar":     0.31,
-	"graceful":    0.41,
-	"mount":       0.29,
-	"namespace":   0.48,
+	"graceful":    0.47,
+	"mount":       0.30,
+	"namespace":   0.53,
 }

@@ -6,7 +6,7 @@ const (
 	nsPodStart            = "reviewed: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
 	nsPodRepeat           = "reviewed: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
 	nsPodExitAgain        = "reviewed: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
-	nsKubeEvents          = "reviewed: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log"
+	nsKubeEvents          = "reviewed: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log (a gap in their watch is one in Gaps, which its claims read for the other watches, so it is not computed equivalent)"
 	nsPodsBefore          = "reviewed: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
 	nsNamespacesQuiet     = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
 	afterUntaint          = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
@@ -26,7 +26,6 @@ const (
 	kwokSetup             = "reviewed: kwok's own check before any pod exists"
 	lateUpdate            = "missing claim: nothing bounds when the delete's update (deletionTimestamp, grace 30) is seen after the request: seen 48 s late, with the node's NotReady, passes"
 	nextShows             = "reviewed: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
-	noKubeEvents          = "reviewed: none of the lab's claims reads the namespace's Kubernetes Events: what the kubelet did is taken from crictl and the workload's own log"
 	noNodes               = "reviewed: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
 	oosFromActions        = "reviewed: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
 	otherWorker           = "reviewed: the other worker's Ready condition: the lab stops the kubelet of termlab-worker2 only"
@@ -72,7 +71,6 @@ var Survivors = map[string][]Reason{
 		{"flip state pod event * (MODIFIED mounted) container heartbeat *", mountPodEvents},
 		{"drop node event *", noNodes},
 		{"watch gap in the nodes watch *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step 0 (*)", mountBeforeRelease},
 		{"watch gap in the pods watch over step 1 (*)", mountBeforeRelease},
@@ -100,7 +98,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"drop pod event 1 (MODIFIED held)", startUp},
 		{"drop pod event 2 (MODIFIED held)", startUp},
 		{"drop pod event 4 (MODIFIED held)", startUp},
@@ -127,7 +124,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"drop pod event 1 (MODIFIED slow-exit)", startUp},
 		{"drop pod event 2 (MODIFIED slow-exit)", startUp},
 		{"drop pod event 4 (MODIFIED slow-exit)", startUp},
@@ -142,7 +138,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
-		{"drop kube event *", noKubeEvents},
 		{"exit code of pod orphan-process's container 1 137→143", exitRace},
 		{"drop pod event 1 (MODIFIED orphan-process)", startUp},
 		{"drop pod event 2 (MODIFIED orphan-process)", startUp},
@@ -169,7 +164,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
-		{"drop kube event *", noKubeEvents},
 		{"drop pod event 1 (MODIFIED stuck)", startUp},
 		{"drop pod event 2 (MODIFIED stuck)", startUp},
 		{"drop pod event 4 (MODIFIED stuck)", startUp},
@@ -248,7 +242,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event 0 (LISTED termlab-worker Ready=True)", noNodes},
 		{"drop node event * (MODIFIED *)", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"drop pod event 8 (MODIFIED finalizer-kwok-v07-fast)", startUp},
 		{"drop pod event 9 (MODIFIED finalizer-faithful)", startUp},
 		{"drop pod event 11 (MODIFIED finalizer-faithful)", startUp},
@@ -274,7 +267,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"watch gap in the pods watch *", gracefulPodsGap},
 		{"drop pod event * (MODIFIED *)", gracefulPodEvents},
 		{"drop pod event * (DELETED *)", gracefulPodEvents},
@@ -294,7 +286,6 @@ var Survivors = map[string][]Reason{
 	},
 	"namespace": {
 		{"watch gap in the events watch *", nsKubeEvents},
-		{"drop kube event *", nsKubeEvents},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
 		{"drop namespace event 3 (MODIFIED *-apiservice)", nsDeleteSeen},

@@ -1,0 +1,44 @@
+package mutants
+
+import (
+	"testing"
+
+	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/labs/force"
+)
+
+// The analysis follows a method to the field it reads, and a lab's claims
+// to what they can reach.
+func TestReadsAreDerivedFromTheSource(t *testing.T) {
+	graphOnce.Do(func() { theGraph, graphErr = analyse("../..") })
+	if graphErr != nil {
+		t.Fatal(graphErr)
+	}
+	reads, err := theGraph.readsFrom("(*" + recordType[:len(recordType)-len(".Record")] + ".Record).EventsFor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reads["PodEvents"] || len(reads) != 1 {
+		t.Errorf("EventsFor reads %v, want PodEvents alone", sortedKeys(reads))
+	}
+
+	reads, err = staticReads("../..", lab.Definition{Name: "force", Claims: force.Claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"Containers", "PodEvents", "Actions"} {
+		if !reads[f] {
+			t.Errorf("lab:force's claims read %v: no %s", sortedKeys(reads), f)
+		}
+	}
+	// lab:force has no client, journal or mount looks, and its claims
+	// never look for them.
+	for _, f := range []string{"Requests", "Journal", "Mounts"} {
+		if reads[f] {
+			t.Errorf("lab:force's claims can read %s", f)
+		}
+	}
+	if _, err := theGraph.readsFrom("example.com/not/here.Claims"); err == nil {
+		t.Error("a function outside the module's source was analysed")
+	}
+}
