@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
@@ -65,8 +66,39 @@ func (m Moved) String() string {
 	if !m.Within() {
 		rel = "beyond"
 	}
-	return fmt.Sprintf("%s %s %.3f s → %s (moved %+.3f s), %s its tolerance ±%s s",
-		m.Claim, m.Key, m.From, to, m.To-m.From, rel, trimFloat(m.Tolerance))
+	return fmt.Sprintf("%s %s %.3f s → %s (moved %+.3f s), %s its tolerance ±%s s%s",
+		m.Claim, m.Key, m.From, to, m.To-m.From, rel, trimFloat(m.Tolerance), spreadOf(m.Tolerance))
+}
+
+// spreads are the allowances in internal/claims/bounds.go that carry a
+// spread measured on this machine (its doc comments give the runs), as
+// the report prints them beside a tolerance of the same value.
+var spreads = []struct {
+	name     string
+	d        time.Duration
+	measured string
+}{
+	{"claims.WatchAllowance", claims.WatchAllowance, "0.008–0.072 s (p50 0.016 s) over 90 values in 67 runs"},
+	{"claims.ExitAllowance", claims.ExitAllowance, "0–0.070 s (p50 0.007 s) over 41 values in 31 runs"},
+	{"claims.KubeletSyncAllowance", claims.KubeletSyncAllowance, "0.039–2.196 s (p50 0.081 s) over 55 values in 45 runs"},
+	{"claims.KubeletStartAllowance", claims.KubeletStartAllowance, "0.8–2.4 s over 30 values in 30 runs"},
+	{"claims.ControllerSyncAllowance", claims.ControllerSyncAllowance, "0.007–0.060 s in 10 runs"},
+}
+
+// spreadOf names the one allowance whose value the tolerance is, with its
+// measured spread; "" when none is, or several are (then the value alone
+// cannot say which).
+func spreadOf(tol float64) string {
+	var found []string
+	for _, s := range spreads {
+		if math.Abs(s.d.Seconds()-tol) < 1e-9 {
+			found = append(found, fmt.Sprintf(" (the value of %s, whose latency was measured here at %s)", s.name, s.measured))
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
 }
 
 func trimFloat(f float64) string {

@@ -128,6 +128,19 @@ func TestSurvivorWithoutReviewedReasonFails(t *testing.T) {
 	}
 }
 
+// A tolerance that is an allowance of bounds.go is printed with the spread
+// measured for it.
+func TestToleranceWithItsMeasuredSpread(t *testing.T) {
+	outcomes := byName(mustMutate(t, claims.WatchAllowance))
+	o := outcomes["stretch ×2 fake.stopped stopped_after_seconds (Containers[0].FinishedAt)"]
+	if o.Class != ClassTolerated || len(o.Moved) != 1 {
+		t.Fatalf("%s: %s, moved %v", o.Name, o.Class, o.Moved)
+	}
+	if got := o.Moved[0].String(); !strings.Contains(got, "±1 s (the value of claims.WatchAllowance, whose latency was measured here at 0.008–0.072 s") {
+		t.Errorf("printed %q", got)
+	}
+}
+
 func mustMutate(t *testing.T, tol time.Duration) []Outcome {
 	t.Helper()
 	outcomes, passed, _ := Mutate(fakeRecord(), fakeDecide(tol), fakeReads, nil)
