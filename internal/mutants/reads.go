@@ -45,8 +45,10 @@ import (
 //     (rec.Containers, a copy's field, a method of Record that does).
 //   - The whole Record counts as read when a reached function hands a Record
 //     (or *Record) to a function outside this module (encoding/json, fmt,
-//     reflect) or converts it to another type (unsafe.Pointer): what
-//     happens there is not followed. A call through a function value needs
+//     reflect), converts it to another type (unsafe.Pointer), or stores it
+//     where an interface is wanted (an argument, a variable, a result, an
+//     element, a channel): reflection could read any field from there, and
+//     what happens there is not followed. A call through a function value needs
 //     no such care: a function that takes a Record is written in this
 //     module, and whatever made the value named it (or wrote it as a
 //     closure inside a reached function), so it is reached anyway.
@@ -237,8 +239,25 @@ func analyse(root string) (*graph, error) {
 
 // visit records what one declaration names and which Record fields it reads.
 func visit(g *graph, node string, d ast.Node, info *types.Info) {
+	var funcs []*types.Signature // the enclosing functions, innermost last
+	var stack []ast.Node
+	all := func() { g.reads[node] = append(g.reads[node], allFields) }
 	ast.Inspect(d, func(n ast.Node) bool {
+		if n == nil {
+			if _, ok := stack[len(stack)-1].(*ast.FuncLit); ok {
+				funcs = funcs[:len(funcs)-1]
+			} else if _, ok := stack[len(stack)-1].(*ast.FuncDecl); ok {
+				funcs = funcs[:len(funcs)-1]
+			}
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		stack = append(stack, n)
 		switch n := n.(type) {
+		case *ast.FuncDecl:
+			funcs = append(funcs, info.Defs[n.Name].Type().(*types.Signature))
+		case *ast.FuncLit:
+			funcs = append(funcs, info.Types[n].Type.(*types.Signature))
 		case *ast.Ident:
 			switch o := info.Uses[n].(type) {
 			case *types.Func:
@@ -261,6 +280,37 @@ func visit(g *graph, node string, d ast.Node, info *types.Info) {
 					g.edges[varNode(v)] = append(g.edges[varNode(v)], node)
 				}
 			}
+			if len(n.Lhs) == len(n.Rhs) {
+				for i := range n.Rhs {
+					if boxes(info, n.Rhs[i], typeOf(info, n.Lhs[i])) {
+						all()
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			if n.Type != nil {
+				for _, v := range n.Values {
+					if boxes(info, v, typeOf(info, n.Type)) {
+						all()
+					}
+				}
+			}
+		case *ast.ReturnStmt:
+			if len(funcs) > 0 && funcs[len(funcs)-1].Results().Len() == len(n.Results) {
+				for i, r := range n.Results {
+					if boxes(info, r, funcs[len(funcs)-1].Results().At(i).Type()) {
+						all()
+					}
+				}
+			}
+		case *ast.SendStmt:
+			if ch, ok := typeOf(info, n.Chan).Underlying().(*types.Chan); ok && boxes(info, n.Value, ch.Elem()) {
+				all()
+			}
+		case *ast.CompositeLit:
+			if compositeBoxes(info, n) {
+				all()
+			}
 		case *ast.SelectorExpr:
 			if s := info.Selections[n]; s != nil && s.Kind() == types.FieldVal {
 				if f, ok := recordField(s); ok {
@@ -268,12 +318,101 @@ func visit(g *graph, node string, d ast.Node, info *types.Info) {
 				}
 			}
 		case *ast.CallExpr:
-			if leavesModule(n, info) {
-				g.reads[node] = append(g.reads[node], allFields)
+			if leavesModule(n, info) || argsBox(info, n) {
+				all()
 			}
 		}
 		return true
 	})
+}
+
+// typeOf is the expression's type (types.Typ[types.Invalid] when unknown).
+func typeOf(info *types.Info, e ast.Expr) types.Type {
+	if tv, ok := info.Types[e]; ok && tv.Type != nil {
+		return tv.Type
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		if o := info.ObjectOf(id); o != nil {
+			return o.Type()
+		}
+	}
+	return types.Typ[types.Invalid]
+}
+
+// boxes: a Record (or *Record) is stored where an interface is wanted,
+// from where reflection could read any of its fields.
+func boxes(info *types.Info, e ast.Expr, to types.Type) bool {
+	return isRecord(typeOf(info, e)) && types.IsInterface(to)
+}
+
+// argsBox: the call passes a Record to a parameter of interface type.
+func argsBox(info *types.Info, call *ast.CallExpr) bool {
+	sig, ok := typeOf(info, call.Fun).Underlying().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i, a := range call.Args {
+		var p types.Type
+		switch {
+		case sig.Variadic() && i >= sig.Params().Len()-1:
+			p = sig.Params().At(sig.Params().Len() - 1).Type()
+			if !call.Ellipsis.IsValid() {
+				p = p.(*types.Slice).Elem()
+			}
+		case i < sig.Params().Len():
+			p = sig.Params().At(i).Type()
+		default:
+			continue
+		}
+		if boxes(info, a, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// compositeBoxes: a composite literal puts a Record in an interface
+// element, key or field.
+func compositeBoxes(info *types.Info, lit *ast.CompositeLit) bool {
+	t := typeOf(info, lit)
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	for i, e := range lit.Elts {
+		var key ast.Expr
+		if kv, ok := e.(*ast.KeyValueExpr); ok {
+			key, e = kv.Key, kv.Value
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Slice:
+			if boxes(info, e, u.Elem()) {
+				return true
+			}
+		case *types.Array:
+			if boxes(info, e, u.Elem()) {
+				return true
+			}
+		case *types.Map:
+			if boxes(info, e, u.Elem()) || (key != nil && boxes(info, key, u.Key())) {
+				return true
+			}
+		case *types.Struct:
+			var f *types.Var
+			if id, ok := key.(*ast.Ident); ok {
+				for j := range u.NumFields() {
+					if u.Field(j).Name() == id.Name {
+						f = u.Field(j)
+					}
+				}
+			} else if key == nil && i < u.NumFields() {
+				f = u.Field(i)
+			}
+			if f != nil && boxes(info, e, f.Type()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func packageVar(v *types.Var) bool {

@@ -38,6 +38,15 @@ func TestReadsAreDerivedFromTheSource(t *testing.T) {
 			t.Errorf("lab:force's claims can read %s", f)
 		}
 	}
+	// evidence.Load hands the Record to encoding/json: every field counts.
+	evidencePkg := recordType[:len(recordType)-len(".Record")]
+	reads, err = theGraph.readsFrom(evidencePkg + ".Load")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reads["Journal"] || !reads["Mounts"] || !reads["Requests"] {
+		t.Errorf("evidence.Load reads %v, want every field", sortedKeys(reads))
+	}
 	if _, err := theGraph.readsFrom("example.com/not/here.Claims"); err == nil {
 		t.Error("a function outside the module's source was analysed")
 	}
