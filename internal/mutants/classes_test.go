@@ -151,3 +151,22 @@ func mustMutate(t *testing.T, tol time.Duration) []Outcome {
 }
 
 func keys[V any](m map[string]V) []string { return sortedKeys(m) }
+
+// Were the reads analysis to miss a read, the equivalent mutants it gave
+// would change what the claims observe: the check says so.
+func TestAMissedReadIsCaught(t *testing.T) {
+	decide := func(rec *evidence.Record) []claims.Claim {
+		cs := fakeDecide(5 * time.Second)(rec)
+		cs[0].Observed["node_events"] = len(rec.NodeEvents) // a read fakeReads does not list
+		return cs
+	}
+	outcomes, _, _ := Mutate(fakeRecord(), decide, fakeReads, nil)
+	o := byName(outcomes)["drop node event 1 (MODIFIED n Ready=Unknown)"]
+	if o.Class != ClassEquivalent || o.Unsound == "" {
+		t.Fatalf("%s: %s, unsound %q", o.Name, o.Class, o.Unsound)
+	}
+	problems := strings.Join(Problems([]Result{{Lab: "fake", Record: "fake", Outcomes: outcomes}}), "\n")
+	if !strings.Contains(problems, "is computed equivalent, but the claims decide differently") {
+		t.Errorf("problems:\n%s", problems)
+	}
+}
