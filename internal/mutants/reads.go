@@ -95,14 +95,24 @@ func staticReads(root string, def lab.Definition) (map[string]bool, error) {
 func init() { readsOf = staticReads }
 
 // funcKey names a Go function the way go/types' FullName does:
-// "github.com/termlab/termlab/labs/force.Claims". A closure is named by
-// the function it is written in (its body is analysed as part of it).
+// "github.com/termlab/termlab/labs/force.Claims", "(*pkg.T).M" for a
+// method value. A closure is named by the function it is written in (its
+// body is analysed as part of it).
 func funcKey(f any) string {
 	name := runtime.FuncForPC(reflect.ValueOf(f).Pointer()).Name()
-	return closureSuffix.ReplaceAllString(name, "")
+	name = closureSuffix.ReplaceAllString(name, "")
+	if m := methodValue.FindStringSubmatch(name); m != nil {
+		return "(" + m[2] + m[1] + "." + m[3] + ")." + m[4]
+	}
+	return name
 }
 
-var closureSuffix = regexp.MustCompile(`(\.func\d+)+$`)
+var (
+	closureSuffix = regexp.MustCompile(`(\.func\d+)+$`)
+	// methodValue is the runtime's name of a method, pkg.(*T).M, and of a
+	// method value, pkg.(*T).M-fm.
+	methodValue = regexp.MustCompile(`^(.*)\.\((\*?)([^.()]+)\)\.([^.]+?)(?:-fm)?$`)
+)
 
 // readsFrom are the fields read by the functions reachable from root.
 func (g *graph) readsFrom(root string) (map[string]bool, error) {

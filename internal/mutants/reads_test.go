@@ -3,6 +3,7 @@ package mutants
 import (
 	"testing"
 
+	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/labs/force"
 )
@@ -46,6 +47,13 @@ func TestReadsAreDerivedFromTheSource(t *testing.T) {
 	}
 	if !reads["Journal"] || !reads["Mounts"] || !reads["Requests"] {
 		t.Errorf("evidence.Load reads %v, want every field", sortedKeys(reads))
+	}
+	if got, want := funcKey((*evidence.Record).EventsFor), "(*"+evidencePkg+".Record).EventsFor"; got != want {
+		t.Errorf("funcKey of a method expression: %q, want %q", got, want)
+	}
+	rec := &evidence.Record{}
+	if got, want := funcKey(rec.EventsFor), "(*"+evidencePkg+".Record).EventsFor"; got != want {
+		t.Errorf("funcKey of a method value: %q, want %q", got, want)
 	}
 	if _, err := theGraph.readsFrom("example.com/not/here.Claims"); err == nil {
 		t.Error("a function outside the module's source was analysed")
