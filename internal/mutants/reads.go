@@ -40,7 +40,11 @@ import (
 //     function value stored or passed, a method value), every method of the
 //     same name for a call through an interface, and, for each package
 //     variable a reached function uses, what its initialiser names (tables
-//     of rules and their functions) and every function that assigns to it.
+//     of rules and their functions) and every function that assigns to it;
+//     for each type a reached function names, and the types its
+//     declaration names, every method of it that an interface declared
+//     outside the module has (code outside may call it: sort.Sort calls
+//     Less, fmt calls String).
 //   - A field of evidence.Record is read when a reached function selects it
 //     (rec.Containers, a copy's field, a method of Record that does).
 //   - The whole Record counts as read when a reached function hands a Record
@@ -74,7 +78,15 @@ type graph struct {
 	reads map[string][]string // node → Record fields it selects (allFields: all)
 	// methods are the module's methods by name, for calls through an interface.
 	methods map[string][]string
+	// typeMethods are each module type's methods; external are the names
+	// of the methods of interfaces declared outside the module: of a type
+	// a reached function names, those are the methods code outside may
+	// call (sort.Sort calls Less, fmt calls String).
+	typeMethods map[string][]typeMethod
+	external    map[string]bool
 }
+
+type typeMethod struct{ name, node string }
 
 var (
 	graphOnce sync.Once
@@ -144,6 +156,11 @@ func (g *graph) readsFrom(root string) (map[string]bool, error) {
 				next = append(next, g.methods[m]...)
 			}
 		}
+		for _, m := range g.typeMethods[n] {
+			if g.external[m.name] {
+				next = append(next, m.node)
+			}
+		}
 		for _, e := range next {
 			if !seen[e] {
 				seen[e] = true
@@ -197,7 +214,9 @@ func analyse(root string) (*graph, error) {
 		}
 		return os.Open(exports[path])
 	})
-	g := &graph{edges: map[string][]string{}, reads: map[string][]string{}, methods: map[string][]string{}}
+	g := &graph{edges: map[string][]string{}, reads: map[string][]string{}, methods: map[string][]string{},
+		typeMethods: map[string][]typeMethod{}, external: map[string]bool{}}
+	seenPkg := map[*types.Package]bool{}
 	for _, p := range mine {
 		var files []*ast.File
 		for _, name := range p.GoFiles {
@@ -213,6 +232,7 @@ func analyse(root string) (*graph, error) {
 		if err != nil {
 			return nil, fmt.Errorf("type-checking %s: %w", p.ImportPath, err)
 		}
+		g.noteInterfaces(pkg, seenPkg)
 		for _, f := range files {
 			for _, d := range f.Decls {
 				switch d := d.(type) {
@@ -221,6 +241,17 @@ func analyse(root string) (*graph, error) {
 					node := fn.FullName()
 					if d.Recv != nil {
 						g.methods[fn.Name()] = append(g.methods[fn.Name()], node)
+						// Whoever has a value of the type may have its
+						// methods called by code outside the module
+						// (sort.Sort calling Less, fmt calling String).
+						recv := fn.Type().(*types.Signature).Recv().Type()
+						if p, ok := recv.(*types.Pointer); ok {
+							recv = p.Elem()
+						}
+						if n, ok := recv.(*types.Named); ok {
+							t := typeNode(n.Origin().Obj())
+							g.typeMethods[t] = append(g.typeMethods[t], typeMethod{fn.Name(), node})
+						}
 					}
 					if d.Recv == nil && d.Name.Name == "init" {
 						node = "init:" + pkg.Path()
@@ -228,16 +259,22 @@ func analyse(root string) (*graph, error) {
 					g.edges[node] = append(g.edges[node], []string{}...)
 					visit(g, node, d, info)
 				case *ast.GenDecl:
-					if d.Tok != token.VAR {
-						continue
-					}
 					for _, spec := range d.Specs {
-						vs := spec.(*ast.ValueSpec)
-						for _, name := range vs.Names {
-							node := varNode(info.Defs[name].(*types.Var))
-							for _, v := range vs.Values {
-								visit(g, node, v, info)
+						switch spec := spec.(type) {
+						case *ast.ValueSpec:
+							if d.Tok != token.VAR {
+								continue
 							}
+							for _, name := range spec.Names {
+								node := varNode(info.Defs[name].(*types.Var))
+								for _, v := range spec.Values {
+									visit(g, node, v, info)
+								}
+							}
+						case *ast.TypeSpec:
+							// A type's fields' types come with it: their
+							// methods may be called on it by code outside.
+							visit(g, typeNode(info.Defs[spec.Name].(*types.TypeName)), spec.Type, info)
 						}
 					}
 				}
@@ -245,6 +282,27 @@ func analyse(root string) (*graph, error) {
 		}
 	}
 	return g, nil
+}
+
+// noteInterfaces adds the method names of the interfaces that the
+// packages pkg imports, outside the module, declare.
+func (g *graph) noteInterfaces(pkg *types.Package, seen map[*types.Package]bool) {
+	for _, p := range pkg.Imports() {
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if !inModule(p) {
+			for _, name := range p.Scope().Names() {
+				if it, ok := p.Scope().Lookup(name).Type().Underlying().(*types.Interface); ok {
+					for i := range it.NumMethods() {
+						g.external[it.Method(i).Name()] = true
+					}
+				}
+			}
+		}
+		g.noteInterfaces(p, seen)
+	}
 }
 
 // visit records what one declaration names and which Record fields it reads.
@@ -280,6 +338,10 @@ func visit(g *graph, node string, d ast.Node, info *types.Info) {
 			case *types.Var:
 				if packageVar(o) {
 					g.edges[node] = append(g.edges[node], varNode(o))
+				}
+			case *types.TypeName:
+				if inModule(o.Pkg()) && o.Parent() == o.Pkg().Scope() {
+					g.edges[node] = append(g.edges[node], typeNode(o))
 				}
 			}
 		case *ast.AssignStmt:
@@ -428,6 +490,8 @@ func compositeBoxes(info *types.Info, lit *ast.CompositeLit) bool {
 func packageVar(v *types.Var) bool {
 	return inModule(v.Pkg()) && v.Parent() == v.Pkg().Scope()
 }
+
+func typeNode(t *types.TypeName) string { return "type:" + t.Pkg().Path() + "." + t.Name() }
 
 func varNode(v *types.Var) string { return "var:" + v.Pkg().Path() + "." + v.Name() }
 
