@@ -140,11 +140,15 @@ func Measure(ctx context.Context, rounds *int) error { panic(handedOver) }
 // `go tool mage test`.
 func Matrix(ctx context.Context, k8s, labs *string, keep *bool) error { panic(handedOver) }
 
-// Mutants breaks each lab's reference record in small ways (timings ×2 and ×0.5, events dropped or swapped, container states and exit codes changed, watch gaps) and prints the claims that kill each mutant and every lab's mutation score.
+// Mutants breaks each lab's reference record in small ways (timings ×2 and ×0.5, events dropped or swapped, container states and exit codes changed, watch gaps) and prints each mutant's class (killed, tolerated, equivalent, missing) and every lab's mutation score.
 //
-// A mutant no claim kills needs a written reason in
-// internal/mutants/survivors.go; a score may not drop below the floor
-// committed there. Pure: no cluster. The same check runs in go test ./...
+// Tolerated (a timing moved within its claim's tolerance) and equivalent
+// (only fields no claim of the lab can read, found from the claims'
+// source) are computed; every other survivor is missing and needs a
+// reviewed reason in internal/mutants/survivors_table.go. A score
+// (killed / (mutants − equivalent)) may not drop below the floor in
+// internal/mutants/survivors.go. Pure: no cluster. The same check runs in
+// go test ./...
 func Mutants() error { panic(handedOver) }
 
 // Release builds the krew release of kubectl termlab: cmd/termlab for linux and darwin on amd64 and arm64 (not windows yet: internal/dockerhost is Linux-only), each packed with LICENSE and plugins/README.md into dist/termlab_<os>_<arch>.tar.gz with its .sha256, and dist/termlab.yaml, the krew manifest filled from them and checked by krew's validate-krew-manifest (built once into the cache); -version=v0.1.0 (default: git describe --tags --always --dirty, made semver), -baseurl=<where the archives are downloaded from; %s is the version> (default the GitHub release).

@@ -1,8 +1,11 @@
 // Package mutants breaks a lab's reference record in small, named ways and
-// runs the lab's claims on each broken copy: a claim set that lets a
-// mutant through either misses a check or the mutant changes nothing a
-// claim states (an equivalent mutant, said so in survivors.go). The share
-// of mutants some claim kills is the lab's mutation score.
+// runs the lab's claims on each broken copy. Each mutant is then classed
+// (classes.go): killed (a claim that passed now fails); tolerated (a
+// stretched or shrunk timing that stayed within its claim's tolerance);
+// equivalent (it changes only Record fields no claim of the lab can read,
+// found from the claims' source: reads.go); else missing, which needs a
+// reviewed reason in survivors_table.go. The lab's mutation score is
+// killed / (mutants − equivalent).
 //
 // The operators: each timing a claim vouches for (Claim.Tolerances)
 // stretched ×2 and shrunk ×0.5 by moving its later end; a watch event

@@ -2,72 +2,58 @@ package mutants
 
 // Reasons shared by several surviving mutants.
 const (
-	nsDeleteSeen          = "equivalent: the namespace's own update after the delete (deletionTimestamp, no conditions yet): the claims time the delete from the request (the action, or the audit log by -by), and the next event shows the deletionTimestamp again"
-	nsPodStart            = "equivalent: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
-	nsPodRepeat           = "equivalent: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
-	nsPodExitAgain        = "equivalent: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
-	nsKubeEvents          = "equivalent: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log"
-	nsPodsBefore          = "equivalent: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
-	nsNamespacesQuiet     = "equivalent: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
-	afterUntaint          = "equivalent: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
-	cleanup               = "equivalent: cleanup comes after everything the claims state"
-	creationLook          = "equivalent: the look at creation only records the container ID; the claims rest on the looks after the delete"
-	exitRace              = "equivalent: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
-	forceUpdate           = "equivalent: the force delete's update (deletionTimestamp, grace 0) 3–30 ms before DELETED: the claims state when DELETED came, not that the update was seen first"
+	nsDeleteSeen          = "reviewed: the namespace's own update after the delete (deletionTimestamp, no conditions yet): the claims time the delete from the request (the action, or the audit log by -by), and the next event shows the deletionTimestamp again"
+	nsPodStart            = "reviewed: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
+	nsPodRepeat           = "reviewed: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
+	nsPodExitAgain        = "reviewed: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
+	nsKubeEvents          = "reviewed: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log (a gap in their watch is one in Gaps, which its claims read for the other watches, so it is not computed equivalent)"
+	nsPodsBefore          = "reviewed: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
+	nsNamespacesQuiet     = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
+	afterUntaint          = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
+	cleanup               = "reviewed: cleanup comes after everything the claims state"
+	creationLook          = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
+	exitRace              = "reviewed: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
+	forceUpdate           = "reviewed: the force delete's update (deletionTimestamp, grace 0) 3–30 ms before DELETED: the claims state when DELETED came, not that the update was seen first"
 	forceUpdateUnrequired = "missing claim: the force delete's update (deletionGracePeriodSeconds 0) is not required: without it the pod merely stays, which the hold claim reads as held"
-	gapAfterDeleted       = "equivalent: after the pod's DELETED: no claim rests on the absence of a pod event once the object is gone"
-	gapAfterReplaced      = "equivalent: after the replacement ran: no claim rests on the absence of a pod event then"
-	gapBeforeDelete       = "equivalent: before the delete request: the claims' windows on the pods watch begin at it"
-	gapCreate             = "equivalent: no claim rests on an absence while the pods are created (the deletion windows begin at the delete request)"
-	gapKubeEvents         = "equivalent: no claim rests on the absence of a Kubernetes Event (they are cited or counted, never required absent), so a gap in their watch hides nothing a claim states"
-	gapNodesOutside       = "equivalent: no claim rests on the absence of a node event in this step: the NotReady claim's window runs from the kubelet stop to the node leaving Ready"
-	kwokNextShows         = "equivalent: the pod's next event shows the same changes, so the flat list of transitions the fidelity claims compare (times and event boundaries aside) is the same"
-	kwokSetup             = "equivalent: kwok's own check before any pod exists"
+	gapAfterDeleted       = "reviewed: after the pod's DELETED: no claim rests on the absence of a pod event once the object is gone"
+	gapAfterReplaced      = "reviewed: after the replacement ran: no claim rests on the absence of a pod event then"
+	gapBeforeDelete       = "reviewed: before the delete request: the claims' windows on the pods watch begin at it"
+	gapCreate             = "reviewed: no claim rests on an absence while the pods are created (the deletion windows begin at the delete request)"
+	gapKubeEvents         = "reviewed: no claim rests on the absence of a Kubernetes Event (they are cited or counted, never required absent), so a gap in their watch hides nothing a claim states"
+	gapNodesOutside       = "reviewed: no claim rests on the absence of a node event in this step: the NotReady claim's window runs from the kubelet stop to the node leaving Ready"
+	kwokNextShows         = "reviewed: the pod's next event shows the same changes, so the flat list of transitions the fidelity claims compare (times and event boundaries aside) is the same"
+	kwokSetup             = "reviewed: kwok's own check before any pod exists"
 	lateUpdate            = "missing claim: nothing bounds when the delete's update (deletionTimestamp, grace 30) is seen after the request: seen 48 s late, with the node's NotReady, passes"
-	nextShows             = "equivalent: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
-	noKubeEvents          = "equivalent: none of the lab's claims reads the namespace's Kubernetes Events: what the kubelet did is taken from crictl and the workload's own log"
-	noNodes               = "equivalent: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
-	oosFromActions        = "equivalent: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
-	otherWorker           = "equivalent: the other worker's Ready condition: the lab stops the kubelet of termlab-worker2 only"
-	readyAgain            = "equivalent: termlab-worker2 Ready again after the kubelet restart: no claim states when it returns (the lab waits for it before cleanup)"
-	scaleKubeEvents       = "equivalent: one Event fewer moves the namespace's bound by 10 ms (100 Events/s); no claim needs a particular Event"
-	scaleStartUp          = "equivalent: a pod's start-up, before the namespace delete: every_pod_ran needs one event per pod showing it Running, and another still does"
-	scaleTransitions      = "equivalent: lab:scale counts pods (each one's DELETED, finalizer pods held until released, the LISTs' states in the record), not their transitions: those are lab:kwok's fidelity claims"
-	splitByLedger         = "equivalent: the two writers are shown by the ledger's writes of both incarnations, not by crictl's looks during the hold"
-	ssKubeEvents          = "equivalent: the StatefulSet controller's SuccessfulCreate Event is observed, not required (Events are best effort and aggregated); no other claim reads Events"
-	startUp               = "equivalent: the pod's start-up, before any delete: the claims read a pod from the delete request on, and take from its start only what every later event repeats (container ID, node, labels)"
-	taintLater            = "equivalent: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
-	unknownRepeated       = "equivalent: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
-	// Latencies, not mechanisms: ×2 and ×0.5 of one run's value lie inside
-	// the spread this machine shows for them (passing runs in results/ from
-	// 2026-12-02 to 12-04, load averages up to 25; bounds.go has the same
-	// figures), so no bound tells such a mutant from load. Mechanism
-	// intervals (grace periods, the 2 s minimum, housekeeping, the node
-	// monitor) are stretched too, and their mutants are killed.
-	latWatch = "equivalent: within the spread measured here, a completed request's watch event is a latency, not a mechanism: 0.008–0.072 s (p50 0.016 s) over 90 values in 67 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
-	latSync  = "equivalent: within the spread measured here, the kubelet's reaction to a delete (its watch, the pod worker, the runtime's signal) is a latency: 0.039–2.196 s (p50 0.081 s) over 55 values in 45 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
-	latExit  = "equivalent: within the spread measured here, a workload's exit after its SIGTERM is a latency: 0–0.070 s (p50 0.007 s) over 41 values in 31 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
-	latStop  = "equivalent: within the spread measured here, the stop after a delete is the kubelet's reaction plus the exit, latencies: 0.046–2.208 s (p50 0.081 s) over 41 values in 31 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
-	latKwok  = "equivalent: within the spread measured here, kwok's controller reacting to a delete is a latency: 0.027–0.559 s (p50 0.126 s) over 30 values in 13 passing runs here; ×2 or ×0.5 of this run's value lies inside it"
+	nextShows             = "reviewed: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
+	noNodes               = "reviewed: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
+	oosFromActions        = "reviewed: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
+	otherWorker           = "reviewed: the other worker's Ready condition: the lab stops the kubelet of termlab-worker2 only"
+	readyAgain            = "reviewed: termlab-worker2 Ready again after the kubelet restart: no claim states when it returns (the lab waits for it before cleanup)"
+	scaleKubeEvents       = "reviewed: one Event fewer moves the namespace's bound by 10 ms (100 Events/s); no claim needs a particular Event"
+	scaleStartUp          = "reviewed: a pod's start-up, before the namespace delete: every_pod_ran needs one event per pod showing it Running, and another still does"
+	scaleTransitions      = "reviewed: lab:scale counts pods (each one's DELETED, finalizer pods held until released, the LISTs' states in the record), not their transitions: those are lab:kwok's fidelity claims"
+	splitByLedger         = "reviewed: the two writers are shown by the ledger's writes of both incarnations, not by crictl's looks during the hold"
+	ssKubeEvents          = "reviewed: the StatefulSet controller's SuccessfulCreate Event is observed, not required (Events are best effort and aggregated); no other claim reads Events"
+	startUp               = "reviewed: the pod's start-up, before any delete: the claims read a pod from the delete request on, and take from its start only what every later event repeats (container ID, node, labels)"
+	taintLater            = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
+	unknownRepeated       = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
 	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
-	sidecarPodEvents  = "equivalent: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
-	sidecarKubeEvents = "equivalent: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
-	sidecarOtherLook  = "equivalent: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
-	sidecarLatency    = "equivalent: within the spread measured here, the kubelet's reaction to an exit or to the grace period's end is a latency: sidecar-b's SIGTERM after app's exit 0.28–1.00 s, sidecar-a's after sidecar-b's exit 0.26–1.03 s, the Killing events' spread 0.010–0.077 s, the sidecars' SIGTERM after app's kill −0.50–0.04 s (10 runs); ×2 or ×0.5 of this run's value lies inside it"
+	sidecarPodEvents  = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
+	sidecarKubeEvents = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
+	sidecarOtherLook  = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	// lab:graceful.
-	gracefulPodEvents    = "equivalent: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
-	gracefulPodsGap      = "equivalent: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
-	gracefulSliceBefore  = "equivalent: a slice event before the delete (the slice made empty, the steady pod joining, the variant's pod joining): the claims read the slice from the delete on, and the pod's address is in every later event that lists it"
-	gracefulSliceRemoved = "equivalent: the endpoint leaving the slice after it was terminating: no claim states when it leaves; where connections go is read from the client node's rules directly"
-	gracefulOneFailure   = "equivalent: one failure fewer of exit-now's: the claim states that requests fail and that each lies in a named window, not how many fail"
-	gracefulTaskExit     = "equivalent: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
+	gracefulPodEvents    = "reviewed: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
+	gracefulPodsGap      = "reviewed: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
+	gracefulSliceBefore  = "reviewed: a slice event before the delete (the slice made empty, the steady pod joining, the variant's pod joining): the claims read the slice from the delete on, and the pod's address is in every later event that lists it"
+	gracefulSliceRemoved = "reviewed: the endpoint leaving the slice after it was terminating: no claim states when it leaves; where connections go is read from the client node's rules directly"
+	gracefulOneFailure   = "reviewed: one failure fewer of exit-now's: the claim states that requests fail and that each lies in a named window, not how many fail"
+	gracefulTaskExit     = "reviewed: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
 	// lab:mount.
-	mountPodEvents     = "equivalent: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
-	mountTerminal      = "equivalent: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped or its container state flipped, the other still shows it"
-	mountOneFailure    = "equivalent: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
-	mountJournalOther  = "equivalent: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
-	mountRetryLatency  = "equivalent: the DELETED 0.16 s after the kubelet's retry, ×2 or ×0.5, is still inside the 4.5 s the kubelet's final delete and the watch are allowed"
-	mountBeforeRelease = "equivalent: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
+	mountPodEvents     = "reviewed: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
+	mountTerminal      = "reviewed: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped or its container state flipped, the other still shows it"
+	mountOneFailure    = "reviewed: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
+	mountJournalOther  = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
+	mountBeforeRelease = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -76,8 +62,6 @@ const (
 // and the claims that read it.
 var Survivors = map[string][]Reason{
 	"mount": {
-		{"stretch ×2 mount.gone_after_release deleted_after_retry_seconds *", mountRetryLatency},
-		{"shrink ×0.5 mount.gone_after_release deleted_after_retry_seconds *", mountRetryLatency},
 		{"drop pod event 1 (MODIFIED mounted)", mountPodEvents},
 		{"drop pod event 2 (MODIFIED mounted)", mountPodEvents},
 		{"drop pod event 4 (MODIFIED mounted)", mountPodEvents},
@@ -88,13 +72,12 @@ var Survivors = map[string][]Reason{
 		{"flip state pod event 7 (MODIFIED mounted) container heartbeat terminated→running", mountTerminal},
 		{"drop node event *", noNodes},
 		{"watch gap in the nodes watch *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step 0 (*)", mountBeforeRelease},
 		{"watch gap in the pods watch over step 1 (*)", mountBeforeRelease},
 		{"watch gap in the pods watch over step 4 (cleanup)", cleanup},
 		{"flip state crictl look 0 (mounted, *) CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
-		{"flip state mount look 0 (*) holder inactive→active", "equivalent: before the hold nothing is claimed of a holder; the look shows the volume as the kubelet mounted it"},
+		{"flip state mount look 0 (*) holder inactive→active", "reviewed: before the hold nothing is claimed of a holder; the look shows the volume as the kubelet mounted it"},
 		{"drop journal entry * (kubelet on *: I server.go:*)", mountJournalOther},
 		{"drop journal entry * (kubelet on *: I reconciler_common.go:*)", mountJournalOther},
 		{"drop journal entry * (kubelet on *: Unmounting arguments:)", mountJournalOther},
@@ -115,15 +98,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
-		{"stretch ×2 finalizer.kubelet.delete.container_stopped stopped_after_seconds (Containers[1].FinishedAt)", latStop},
-		{"stretch ×2 finalizer.kubelet.delete.graceful_stop stopped_after_sigterm_seconds (Containers[1].FinishedAt)", latExit},
-		{"stretch ×2 finalizer.kubelet.finalizer_removed.deleted deleted_after_seconds (PodEvents[10].ObservedAt)", latWatch},
-		{"stretch ×2 finalizer.kwok.finalizer_removed.deleted deleted_after_seconds (PodEvents[18].ObservedAt)", latWatch},
-		{"shrink ×0.5 finalizer.kubelet.delete.graceful_stop sigterm_after_seconds (Containers[1].Log.SignalAt)", latSync},
-		{"shrink ×0.5 finalizer.kubelet.delete.graceful_stop stopped_after_sigterm_seconds (Containers[1].FinishedAt)", latExit},
-		{"shrink ×0.5 finalizer.kubelet.finalizer_removed.deleted deleted_after_seconds (PodEvents[10].ObservedAt)", latWatch},
-		{"shrink ×0.5 finalizer.kwok.finalizer_removed.deleted deleted_after_seconds (PodEvents[18].ObservedAt)", latWatch},
 		{"drop pod event 1 (MODIFIED held)", startUp},
 		{"drop pod event 2 (MODIFIED held)", startUp},
 		{"drop pod event 4 (MODIFIED held)", startUp},
@@ -150,11 +124,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
-		{"stretch ×2 force.api_object_gone deleted_after_seconds (PodEvents[6].ObservedAt)", latWatch},
-		{"stretch ×2 force.sigkill_after_minimum_grace sigterm_after_seconds (Containers[2].Log.SignalAt)", latSync},
-		{"shrink ×0.5 force.api_object_gone deleted_after_seconds (PodEvents[6].ObservedAt)", latWatch},
-		{"shrink ×0.5 force.sigkill_after_minimum_grace sigterm_after_seconds (Containers[2].Log.SignalAt)", latSync},
 		{"drop pod event 1 (MODIFIED slow-exit)", startUp},
 		{"drop pod event 2 (MODIFIED slow-exit)", startUp},
 		{"drop pod event 4 (MODIFIED slow-exit)", startUp},
@@ -169,9 +138,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
-		{"drop kube event *", noKubeEvents},
-		{"stretch ×2 orphan.api_object_exists_false deleted_after_seconds (PodEvents[6].ObservedAt)", latWatch},
-		{"shrink ×0.5 orphan.api_object_exists_false deleted_after_seconds (PodEvents[6].ObservedAt)", latWatch},
 		{"exit code of pod orphan-process's container 1 137→143", exitRace},
 		{"drop pod event 1 (MODIFIED orphan-process)", startUp},
 		{"drop pod event 2 (MODIFIED orphan-process)", startUp},
@@ -198,7 +164,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
-		{"drop kube event *", noKubeEvents},
 		{"drop pod event 1 (MODIFIED stuck)", startUp},
 		{"drop pod event 2 (MODIFIED stuck)", startUp},
 		{"drop pod event 4 (MODIFIED stuck)", startUp},
@@ -276,21 +241,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event 0 (LISTED termlab-worker Ready=True)", noNodes},
 		{"drop node event * (MODIFIED *)", noNodes},
-		{"drop kube event *", noKubeEvents},
-		{"stretch ×2 kwok.kubelet.finalizer.reference_stopped stopped_after_seconds (Containers[1].FinishedAt)", latStop},
-		{"stretch ×2 kwok.kubelet.finalizer.reference_stopped stopped_after_sigterm_seconds (Containers[1].FinishedAt)", latExit},
-		{"stretch ×2 kwok.kubelet.plain.reference_stopped stopped_after_seconds (Containers[0].FinishedAt)", latStop},
-		{"stretch ×2 kwok.kubelet.plain.reference_stopped stopped_after_sigterm_seconds (Containers[0].FinishedAt)", latExit},
-		{"stretch ×2 kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[47].ObservedAt)", latKwok},
-		{"stretch ×2 kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[40].ObservedAt)", latKwok},
-		{"stretch ×2 kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[41].ObservedAt)", latKwok},
-		{"shrink ×0.5 kwok.kubelet.finalizer.reference_stopped sigterm_after_seconds (Containers[1].Log.SignalAt)", latSync},
-		{"shrink ×0.5 kwok.kubelet.finalizer.reference_stopped stopped_after_sigterm_seconds (Containers[1].FinishedAt)", latExit},
-		{"shrink ×0.5 kwok.kubelet.plain.reference_stopped sigterm_after_seconds (Containers[0].Log.SignalAt)", latSync},
-		{"shrink ×0.5 kwok.kubelet.plain.reference_stopped stopped_after_sigterm_seconds (Containers[0].FinishedAt)", latExit},
-		{"shrink ×0.5 kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[47].ObservedAt)", latKwok},
-		{"shrink ×0.5 kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[40].ObservedAt)", latKwok},
-		{"shrink ×0.5 kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated grace_zero_after_seconds (PodEvents[41].ObservedAt)", latKwok},
 		{"drop pod event 8 (MODIFIED finalizer-kwok-v07-fast)", startUp},
 		{"drop pod event 9 (MODIFIED finalizer-faithful)", startUp},
 		{"drop pod event 11 (MODIFIED finalizer-faithful)", startUp},
@@ -316,7 +266,6 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
-		{"drop kube event *", noKubeEvents},
 		{"watch gap in the pods watch *", gracefulPodsGap},
 		{"drop pod event * (MODIFIED *)", gracefulPodEvents},
 		{"drop pod event * (DELETED *)", gracefulPodEvents},
@@ -336,7 +285,6 @@ var Survivors = map[string][]Reason{
 	},
 	"namespace": {
 		{"watch gap in the events watch *", nsKubeEvents},
-		{"drop kube event *", nsKubeEvents},
 		{"watch gap in the nodes watch *", noNodes},
 		{"drop node event *", noNodes},
 		{"drop namespace event 3 (MODIFIED *-apiservice)", nsDeleteSeen},
@@ -372,16 +320,6 @@ var Survivors = map[string][]Reason{
 		{"drop kube event * (Started *)", sidecarKubeEvents},
 		{"drop kube event * (Killing Pod/sidecars-overrun)", sidecarKubeEvents},
 		{"flip state crictl look * step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
-		{"stretch ×2 sidecar.sidecars_after_main sidecar_b_sigterm_after_main_exit_seconds (Containers[8].Log.SignalAt)", sidecarLatency},
-		{"stretch ×2 sidecar.reverse_start_order sidecar_a_sigterm_after_sidecar_b_exit_seconds (Containers[10].Log.SignalAt)", sidecarLatency},
-		{"stretch ×2 sidecar.prestop_with_main stopping_spread_seconds (KubeEvents[22].ObservedAt)", sidecarLatency},
-		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_a_sigterm_after_main_killed_seconds (Containers[11].Log.SignalAt)", sidecarLatency},
-		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_b_sigterm_after_main_killed_seconds (Containers[9].Log.SignalAt)", sidecarLatency},
-		{"shrink ×0.5 sidecar.sidecars_after_main sidecar_b_sigterm_after_main_exit_seconds (Containers[8].Log.SignalAt)", sidecarLatency},
-		{"shrink ×0.5 sidecar.reverse_start_order sidecar_a_sigterm_after_sidecar_b_exit_seconds (Containers[10].Log.SignalAt)", sidecarLatency},
-		{"shrink ×0.5 sidecar.prestop_with_main stopping_spread_seconds (KubeEvents[22].ObservedAt)", sidecarLatency},
-		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_a_sigterm_after_main_killed_seconds (Containers[11].Log.SignalAt)", sidecarLatency},
-		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_b_sigterm_after_main_killed_seconds (Containers[9].Log.SignalAt)", sidecarLatency},
 		{"flip state crictl look 6 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 8 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},

@@ -34,6 +34,6 @@ func Mutants(w io.Writer) error {
 	for lab, why := range mutants.Unreviewed {
 		fmt.Fprintf(w, "lab:%s: survivors not reviewed yet (%s)\n", lab, why)
 	}
-	fmt.Fprintln(w, "every surviving mutant of a reviewed lab has its reason, every score holds its floor")
+	fmt.Fprintln(w, "every missing mutant of a reviewed lab has its reviewed reason, every score holds its floor")
 	return nil
 }
