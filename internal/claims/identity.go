@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -156,9 +157,9 @@ func ReplacedOnAnotherNode(rec *evidence.Record, r Replaced) Claim {
 	if !ok {
 		return k.missing("no DELETED event of the original %s (uid %s) after the %s", r.Pod, uids[0], r.After)
 	}
-	goneAfter := gone.ObservedAt.Sub(act.StartedAt)
-	k.observe("deleted_after_seconds", seconds(goneAfter))
-	k.require(goneAfter <= r.GoneWithin, "the original was DELETED %s after the %s, later than %s", goneAfter.Round(time.Millisecond), r.After, r.GoneWithin)
+	goneAfter := since(rec, act, gone.ObservedAt)
+	k.observeInterval("deleted_after_seconds", goneAfter)
+	k.require(k.withinClocks(goneAfter, noLowerBound, r.GoneWithin, fmt.Sprintf("the time from the %s to the original's DELETED event", r.After)), "the original was DELETED %s after the %s, later than %s", goneAfter.D.Round(time.Millisecond), r.After, r.GoneWithin)
 	added, ok := rec.FirstEvent(r.Pod, time.Time{}, func(e evidence.PodEvent) bool { return e.UID == uids[1] })
 	if !ok {
 		return k.missing("no event of the new incarnation %s", uids[1])
