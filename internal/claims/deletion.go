@@ -390,12 +390,12 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if signalAt != nil {
 		k.observeInterval("sigterm_after_seconds", rec.Between(actStamp, evidence.OnNode(stopped.Node, *signalAt)))
-		k.observe("stopped_after_sigterm_seconds", seconds(stoppedAt.Sub(*signalAt)))
+		k.observeInterval("stopped_after_sigterm_seconds", rec.Between(evidence.OnNode(stopped.Node, *signalAt), stoppedStamp))
 	}
 
 	gone, deleted := rec.Deleted(s.Pod)
 	if deleted {
-		k.observe("stopped_after_deleted_seconds", seconds(stoppedAt.Sub(gone.ObservedAt)))
+		k.observeInterval("stopped_after_deleted_seconds", rec.Between(evidence.OnHost(gone.ObservedAt), stoppedStamp))
 	}
 	if s.WhileObjectExists {
 		k.require(!deleted || gone.ObservedAt.After(stopped.ObservedAt), "the API object was deleted (at %s) before the container was seen stopped", stamp(gone.ObservedAt))
@@ -424,9 +424,12 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 					"SIGTERM was logged %s after the %s request, later than %s", got.D.Round(time.Millisecond), s.After, s.SignalWithin)
 			}
 			if w := s.StopAfterSignal; w != nil {
-				gap := stoppedAt.Sub(*signalAt)
+				// The SIGTERM is the node's time; the stop is too, unless
+				// only crictl's look (the host's) bounds it.
+				gap := rec.Between(evidence.OnNode(stopped.Node, *signalAt), stoppedStamp)
 				// A time with whole-second resolution may read up to that much early.
-				k.require(gap >= w.Min-exit.resolution && gap <= w.Max, "the container stopped %s after the SIGTERM it logged, not %s", gap.Round(time.Millisecond), w)
+				k.require(k.withinClocks(gap, w.Min-exit.resolution, w.Max, "the time from the SIGTERM the workload logged to the container's stop"),
+					"the container stopped %s after the SIGTERM it logged, not %s", gap.D.Round(time.Millisecond), w)
 			}
 		}
 	}

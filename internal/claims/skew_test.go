@@ -122,3 +122,24 @@ func TestAnUnmeasuredNodeClockLeavesTheStopNotChecked(t *testing.T) {
 	rec.NodeAccess = evidence.NodeAccessDocker
 	want(t, ContainerStopped(rec, stops), Pass, "")
 }
+
+// The stop after the SIGTERM, when only crictl's look (the host's) bounds
+// the stop: the SIGTERM line is the node's time, 2 s ahead. Uncorrected the
+// container stopped 0.9 s before its SIGTERM; corrected, 1.1 s after it.
+func TestStopAfterSignalAcrossTheNodesClock(t *testing.T) {
+	rec := finalizerOnKubelet()
+	rec.NodeAccess = evidence.NodeAccessPod
+	rec.Clocks = []evidence.ClockOffset{{Clock: evidence.ClockNode("worker"), Offset: 2, Uncertainty: 0.002, Samples: 5}}
+	o := &rec.Containers[0]
+	o.Log.SignalAt = tp(12.4) // 10.4 s by the host's clock
+	o.State, o.ExitCode, o.FinishedAt = evidence.ContainerNotFound, nil, nil
+	spec := Stops{ID: "stops", Pod: "held", After: "delete", Within: 2 * time.Second, WantSIGTERM: true,
+		SignalWithin: time.Second, StopAfterSignal: &Window{Min: 0, Max: 2 * time.Second}}
+	c := ContainerStopped(rec, spec)
+	want(t, c, Pass, "")
+	if c.Observed["stopped_after_sigterm_seconds"] != 1.1 {
+		t.Fatalf("observed %v", c.Observed)
+	}
+	spec.StopAfterSignal = &Window{Min: 0, Max: time.Second}
+	want(t, ContainerStopped(rec, spec), Fail, "stopped 1.1s after the SIGTERM")
+}
