@@ -54,7 +54,7 @@ func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action
 		if rec.AuditCount() > 0 && a.APIRequest() {
 			// The run has an audit log, yet nothing in it matches: say that
 			// this action stands on termlab's own account alone.
-			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))
+			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it (the API server's times corrected by its measured offset)", evidence.AuditSlack))
 		}
 		return a, true
 	}
