@@ -45,15 +45,16 @@ func action(k *check, rec *evidence.Record, kind evidence.ActionKind, target str
 // audited checks a recorded action against the API server's own record of
 // it, when the run has one (audit.jsonl): the request must have arrived with
 // the options the action's kind stands for and been answered 2xx. The
-// action's time then is when the server received it. Without an audit record
-// the action stands as termlab recorded it.
+// action keeps termlab's own (host) times: a timing from it is since(),
+// which takes the server's receipt on the server's clock. Without an audit
+// record the action stands as termlab recorded it.
 func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action, bool) {
 	e, ok := rec.AuditFor(a)
 	if !ok {
 		if rec.AuditCount() > 0 && a.APIRequest() {
 			// The run has an audit log, yet nothing in it matches: say that
 			// this action stands on termlab's own account alone.
-			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it", evidence.AuditSlack))
+			k.observe(strings.ReplaceAll(string(a.Kind), "-", "_")+"_source", fmt.Sprintf("termlab's own record of its request: the audit log has no entry within %s of it (the API server's times corrected by its measured offset)", evidence.AuditSlack))
 		}
 		return a, true
 	}
@@ -67,11 +68,16 @@ func audited(k *check, rec *evidence.Record, a evidence.Action) (evidence.Action
 		ok = k.require(e.GracePeriodSeconds == nil || *e.GracePeriodSeconds > 0,
 			"the API server received the ordinary %s request on %s with gracePeriodSeconds %s (audit log, %s)", a.Kind, a.Target, int64String(e.GracePeriodSeconds), stamp(e.ReceivedAt)) && ok
 	}
-	if !ok {
-		return a, false
-	}
-	a.StartedAt = e.ReceivedAt
-	return a, true
+	return a, ok
+}
+
+// since is the time from the action to a moment the host read (a watch
+// event, a crictl look), on the host's clock: from the API server's receipt
+// of the request where the audit log has it (on the server's clock,
+// corrected by its offset), else from termlab's send (evidence.ActionStamp).
+// Every timing of a claim from an action goes through it and withinClocks.
+func since(rec *evidence.Record, act evidence.Action, t time.Time) evidence.Interval {
+	return rec.Between(rec.ActionStamp(act), evidence.OnHost(t))
 }
 
 // Held: a delete that a finalizer holds back.
@@ -204,18 +210,19 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	if !ok {
 		return k.missing("no DELETED event of pod %s was recorded", d.Pod)
 	}
-	delay := gone.ObservedAt.Sub(act.StartedAt)
+	delay := since(rec, act, gone.ObservedAt)
+	what := fmt.Sprintf("the time from the %s request to the DELETED event", d.After)
 	k.observe("deleted_at", stamp(gone.ObservedAt))
-	k.observe("deleted_after_seconds", seconds(delay))
+	k.observeInterval("deleted_after_seconds", delay)
 	k.observe("deleted_resourceVersion", gone.ResourceVersion)
 	k.observe("deletionTimestamp_in_deleted_object", gone.DeletionTimestamp != nil)
 	k.observe("finalizers_in_deleted_object", gone.Finalizers)
-	k.require(delay >= 0, "the DELETED event arrived before the %s request", d.After)
+	k.require(k.withinClocks(delay, 0, noUpperBound, what), "the DELETED event arrived before the %s request", d.After)
 	// An event that came while the pod watch was down is seen only when it is
 	// back: a DELETED seen after the request may have come before it if the
 	// watch was down while the request was made.
 	k.watchedThroughout(rec, evidence.WatchPods, act.StartedAt, act.FinishedAt)
-	k.require(delay <= d.Within, "the DELETED event arrived %s after the %s request, later than %s", delay.Round(time.Millisecond), d.After, d.Within)
+	k.require(k.withinClocks(delay, noLowerBound, d.Within, what), "the DELETED event arrived %s after the %s request, later than %s", delay.D.Round(time.Millisecond), d.After, d.Within)
 	// Whether the API object exists is a GET's answer, observed only where
 	// the claim asks for one: a DELETED event says the object went, not
 	// that nothing of that name is there afterwards.
@@ -383,12 +390,12 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	if signalAt != nil {
 		k.observeInterval("sigterm_after_seconds", rec.Between(actStamp, evidence.OnNode(stopped.Node, *signalAt)))
-		k.observe("stopped_after_sigterm_seconds", seconds(stoppedAt.Sub(*signalAt)))
+		k.observeInterval("stopped_after_sigterm_seconds", rec.Between(evidence.OnNode(stopped.Node, *signalAt), stoppedStamp))
 	}
 
 	gone, deleted := rec.Deleted(s.Pod)
 	if deleted {
-		k.observe("stopped_after_deleted_seconds", seconds(stoppedAt.Sub(gone.ObservedAt)))
+		k.observeInterval("stopped_after_deleted_seconds", rec.Between(evidence.OnHost(gone.ObservedAt), stoppedStamp))
 	}
 	if s.WhileObjectExists {
 		k.require(!deleted || gone.ObservedAt.After(stopped.ObservedAt), "the API object was deleted (at %s) before the container was seen stopped", stamp(gone.ObservedAt))
@@ -417,9 +424,12 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 					"SIGTERM was logged %s after the %s request, later than %s", got.D.Round(time.Millisecond), s.After, s.SignalWithin)
 			}
 			if w := s.StopAfterSignal; w != nil {
-				gap := stoppedAt.Sub(*signalAt)
+				// The SIGTERM is the node's time; the stop is too, unless
+				// only crictl's look (the host's) bounds it.
+				gap := rec.Between(evidence.OnNode(stopped.Node, *signalAt), stoppedStamp)
 				// A time with whole-second resolution may read up to that much early.
-				k.require(gap >= w.Min-exit.resolution && gap <= w.Max, "the container stopped %s after the SIGTERM it logged, not %s", gap.Round(time.Millisecond), w)
+				k.require(k.withinClocks(gap, w.Min-exit.resolution, w.Max, "the time from the SIGTERM the workload logged to the container's stop"),
+					"the container stopped %s after the SIGTERM it logged, not %s", gap.D.Round(time.Millisecond), w)
 			}
 		}
 	}
@@ -723,9 +733,12 @@ func HeartbeatAdvancing(rec *evidence.Record, b Beating) Claim {
 		k.require(advanced >= atRate-b.MissedBeats, "the heartbeat advanced by %d in the %s between the reads; at one beat every %s it would be %d, and the claim allows %d fewer", advanced, span.Round(time.Millisecond), b.Interval, atRate, b.MissedBeats)
 	}
 	if k.require(last.Log.LastBeatAt != nil, "the last read has no heartbeat time") {
+		// The workload logs its beats on the node's clock; the DELETED event
+		// is the host's.
+		beat := rec.Between(evidence.OnHost(gone.ObservedAt), evidence.OnNode(last.Node, *last.Log.LastBeatAt))
 		k.observe("last_beat_at", stamp(*last.Log.LastBeatAt))
-		k.observe("last_beat_after_deleted_seconds", seconds(last.Log.LastBeatAt.Sub(gone.ObservedAt)))
-		k.require(last.Log.LastBeatAt.After(gone.ObservedAt), "the last heartbeat (%s) is not after the DELETED event", stamp(*last.Log.LastBeatAt))
+		k.observeInterval("last_beat_after_deleted_seconds", beat)
+		k.require(k.withinClocks(beat, time.Nanosecond, noUpperBound, "the time from the DELETED event to the last heartbeat"), "the last heartbeat (%s) is not after the DELETED event", stamp(*last.Log.LastBeatAt))
 	}
 	return k.done()
 }
@@ -753,13 +766,14 @@ func NodeNotReady(rec *evidence.Record, n NotReady) Claim {
 	if !ok {
 		return k.missing("no change of node %s's Ready condition away from True was recorded after the %s", n.Node, n.After)
 	}
-	after := e.ObservedAt.Sub(act.StartedAt)
+	after := since(rec, act, e.ObservedAt)
+	what := fmt.Sprintf("the time from the %s to the node's NotReady", n.After)
 	k.observe("ready", e.Ready)
 	k.observe("reason", e.Reason)
 	k.observe("not_ready_at", stamp(e.ObservedAt))
-	k.observe("not_ready_after_seconds", seconds(after))
-	k.require(after <= n.Within, "the node turned NotReady %s after the %s, later than %s", after.Round(time.Millisecond), n.After, n.Within)
-	k.require(after >= n.NotBefore, "the node turned NotReady %s after the %s, earlier than %s", after.Round(time.Millisecond), n.After, n.NotBefore)
+	k.observeInterval("not_ready_after_seconds", after)
+	k.require(k.withinClocks(after, noLowerBound, n.Within, what), "the node turned NotReady %s after the %s, later than %s", after.D.Round(time.Millisecond), n.After, n.Within)
+	k.require(k.withinClocks(after, n.NotBefore, noUpperBound, what), "the node turned NotReady %s after the %s, earlier than %s", after.D.Round(time.Millisecond), n.After, n.NotBefore)
 	// A change that came while the nodes watch was down is seen only when it is
 	// back: "not before the request (and NotBefore)" needs the watch up then.
 	k.watchedThroughout(rec, evidence.WatchNodes, act.StartedAt, later(act.FinishedAt, act.StartedAt.Add(n.NotBefore)))

@@ -155,13 +155,13 @@ func FinalizersStripped(rec *evidence.Record, s Stripped) Claim {
 	if !k.require(ok, "no event after the %s request showed pod %s without finalizer %s: it was not stripped", s.Delete, s.Pod, s.Finalizer) {
 		return k.done()
 	}
-	k.observe("stripped_after_seconds", seconds(stripped.ObservedAt.Sub(del.StartedAt)))
+	k.observeInterval("stripped_after_seconds", since(rec, del, stripped.ObservedAt))
 	k.observe("stripped_event", fmt.Sprintf("%s rv=%s", stripped.Type, stripped.ResourceVersion))
 	gone, ok := rec.Deleted(s.Pod)
 	if !k.require(ok, "pod %s lost its finalizer but no DELETED event was observed", s.Pod) {
 		return k.done()
 	}
-	k.observe("deleted_after_seconds", seconds(gone.ObservedAt.Sub(del.StartedAt)))
+	k.observeInterval("deleted_after_seconds", since(rec, del, gone.ObservedAt))
 	released := false
 	if rel, ok := rec.Action(s.Release, s.Pod); ok {
 		k.cite(actionsFile)
@@ -216,9 +216,9 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	if !k.require(ok, "no event after the %s request showed pod %s with deletionGracePeriodSeconds 0", c.Delete, c.Pod) {
 		return k.done()
 	}
-	after := zero.ObservedAt.Sub(del.StartedAt)
-	k.observe("grace_zero_after_seconds", seconds(after))
-	k.require(after <= c.Within, "deletionGracePeriodSeconds became 0 %s after the %s request, more than %s", after.Round(time.Millisecond), c.Delete, c.Within)
+	after := since(rec, del, zero.ObservedAt)
+	k.observeInterval("grace_zero_after_seconds", after)
+	k.require(k.withinClocks(after, noLowerBound, c.Within, fmt.Sprintf("the time from the %s request to deletionGracePeriodSeconds 0", c.Delete)), "deletionGracePeriodSeconds became 0 %s after the %s request, more than %s", after.D.Round(time.Millisecond), c.Delete, c.Within)
 	var shown []string
 	for _, e := range rec.EventsFor(c.Pod) {
 		if e.Terminal() {
@@ -239,7 +239,7 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	// "Never shown terminated" is an absence: the pod watch must have been up
 	// from the pod's creation to its DELETED event.
 	k.watchedThroughout(rec, evidence.WatchPods, existedFrom(rec, c.Pod), gone.ObservedAt)
-	k.observe("deleted_after_seconds", seconds(gone.ObservedAt.Sub(del.StartedAt)))
+	k.observeInterval("deleted_after_seconds", since(rec, del, gone.ObservedAt))
 	if c.Finalizer != "" {
 		k.require(zero.Type != "DELETED" && zero.HasFinalizer(c.Finalizer), "at deletionGracePeriodSeconds 0 pod %s no longer carried finalizer %s", c.Pod, c.Finalizer)
 		rel, ok := action(k, rec, c.Release, c.Pod)

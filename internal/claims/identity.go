@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -12,8 +13,8 @@ import (
 // Claims about one identity (a StatefulSet pod's name) and the processes
 // that carry it: its incarnations in the API (one UID each) and their
 // writes to the ledger (internal/ledger), which stamps every write on
-// arrival with its own clock. Kind's nodes are containers of one host and
-// share its clock, so the ledger's times and the record's compare directly.
+// arrival with its own node's clock (ledgerClock): a timing against the
+// record's goes through Between, like any other clock's.
 
 // Incarnations are the UIDs that carried the pod's name, in order of
 // appearance: the first is the original, the second its replacement.
@@ -33,6 +34,26 @@ func lastLedger(k *check, rec *evidence.Record) (evidence.LedgerRead, bool) {
 	k.cite(l.Path)
 	k.observe("ledger_read_at", stamp(l.At))
 	return l, true
+}
+
+// ledgerClock is the clock that stamped the ledger's writes: the node its
+// pod ran on (the Service's Deployment's pod, as the pod watch saw it), or,
+// when the record does not say, a clock named for the Service that no run
+// measures.
+func ledgerClock(rec *evidence.Record, l evidence.LedgerRead) string {
+	svc, _, _ := strings.Cut(l.Service, ":")
+	node := ""
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
+		if strings.HasPrefix(e.Name, svc+"-") && e.NodeName != "" {
+			node = e.NodeName
+			return false
+		}
+		return true
+	})
+	if node == "" {
+		return "ledger/" + svc
+	}
+	return evidence.ClockNode(node)
 }
 
 // writesOf are the ledger entries of the UID received in [from, to] (zero
@@ -156,9 +177,9 @@ func ReplacedOnAnotherNode(rec *evidence.Record, r Replaced) Claim {
 	if !ok {
 		return k.missing("no DELETED event of the original %s (uid %s) after the %s", r.Pod, uids[0], r.After)
 	}
-	goneAfter := gone.ObservedAt.Sub(act.StartedAt)
-	k.observe("deleted_after_seconds", seconds(goneAfter))
-	k.require(goneAfter <= r.GoneWithin, "the original was DELETED %s after the %s, later than %s", goneAfter.Round(time.Millisecond), r.After, r.GoneWithin)
+	goneAfter := since(rec, act, gone.ObservedAt)
+	k.observeInterval("deleted_after_seconds", goneAfter)
+	k.require(k.withinClocks(goneAfter, noLowerBound, r.GoneWithin, fmt.Sprintf("the time from the %s to the original's DELETED event", r.After)), "the original was DELETED %s after the %s, later than %s", goneAfter.D.Round(time.Millisecond), r.After, r.GoneWithin)
 	added, ok := rec.FirstEvent(r.Pod, time.Time{}, func(e evidence.PodEvent) bool { return e.UID == uids[1] })
 	if !ok {
 		return k.missing("no event of the new incarnation %s", uids[1])
@@ -319,12 +340,14 @@ func OneWriterAgain(rec *evidence.Record, a Again) Claim {
 		return k.done()
 	}
 	lastOld := old[len(old)-1]
-	after := lastOld.ReceivedAt.Sub(act.StartedAt)
+	// The ledger stamps a write with its own node's clock.
+	after := rec.Between(rec.ActionStamp(act), evidence.Stamp{Time: lastOld.ReceivedAt, Clock: ledgerClock(rec, l)})
+	what := fmt.Sprintf("the time from the %s to the original's last write in the ledger", a.After)
 	k.observe("original_last_write_at", stamp(lastOld.ReceivedAt))
 	k.observe("original_last_seq", lastOld.Seq)
-	k.observe("original_last_write_after_seconds", seconds(after))
-	k.require(after >= 0, "the original's last write came %s before the %s: it had stopped writing already", (-after).Round(time.Millisecond), a.After)
-	k.require(after <= a.Within, "the original still wrote %s after the %s, later than %s", after.Round(time.Millisecond), a.After, a.Within)
+	k.observeInterval("original_last_write_after_seconds", after)
+	k.require(k.withinClocks(after, 0, noUpperBound, what), "the original's last write came %s before the %s: it had stopped writing already", (-after.D).Round(time.Millisecond), a.After)
+	k.require(k.withinClocks(after, noLowerBound, a.Within, what), "the original still wrote %s after the %s, later than %s", after.D.Round(time.Millisecond), a.After, a.Within)
 	alone := writesOf(l.Entries, "", lastOld.ReceivedAt.Add(time.Nanosecond), time.Time{})
 	who := writers(alone)
 	k.observe("writers_after", who)

@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -54,9 +55,10 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 		k.require(false, "a DELETED event arrived at %s, before the %s request", stamp(gone.ObservedAt), s.Until)
 	}
 	k.watchedThroughout(rec, evidence.WatchPods, del.StartedAt, until.StartedAt)
-	past := until.StartedAt.Sub(deadline)
-	k.observe("stayed_past_deadline_seconds", seconds(past))
-	k.require(past >= s.PastDeadline, "the object was watched only %s past its grace deadline, the claim needs %s", past.Round(time.Millisecond), s.PastDeadline)
+	// The deadline is the API server's (it set the deletionTimestamp).
+	past := rec.Between(evidence.Stamp{Time: deadline, Clock: evidence.ClockAPIServer}, rec.ActionStamp(until))
+	k.observeInterval("stayed_past_deadline_seconds", past)
+	k.require(k.withinClocks(past, s.PastDeadline, noUpperBound, fmt.Sprintf("the time from the grace deadline to the %s", s.Until)), "the object was watched only %s past its grace deadline, the claim needs %s", past.D.Round(time.Millisecond), s.PastDeadline)
 	if last, ok := rec.Latest(s.Pod, until.StartedAt); ok {
 		k.observe("phase_before_"+strings.ReplaceAll(string(s.Until), "-", "_"), last.Phase)
 	}
@@ -116,13 +118,14 @@ func NodeTaintedWithin(rec *evidence.Record, t Tainted) Claim {
 	if !ok {
 		return k.missing("no recorded change of node %s after the %s showed taint %s", t.Node, t.After, t.Taint)
 	}
-	after := e.ObservedAt.Sub(act.StartedAt)
+	after := since(rec, act, e.ObservedAt)
+	what := fmt.Sprintf("the time from the %s to taint %s", t.After, t.Taint)
 	k.observe("tainted_at", stamp(e.ObservedAt))
-	k.observe("tainted_after_seconds", seconds(after))
+	k.observeInterval("tainted_after_seconds", after)
 	k.observe("taints", e.Taints)
 	k.observe("ready", e.Ready)
-	k.require(after <= t.Within, "the node carried %s %s after the %s, later than %s", t.Taint, after.Round(time.Millisecond), t.After, t.Within)
-	k.require(after >= t.NotBefore, "the node carried %s %s after the %s, sooner than %s", t.Taint, after.Round(time.Millisecond), t.After, t.NotBefore)
+	k.require(k.withinClocks(after, noLowerBound, t.Within, what), "the node carried %s %s after the %s, later than %s", t.Taint, after.D.Round(time.Millisecond), t.After, t.Within)
+	k.require(k.withinClocks(after, t.NotBefore, noUpperBound, what), "the node carried %s %s after the %s, sooner than %s", t.Taint, after.D.Round(time.Millisecond), t.After, t.NotBefore)
 	return k.done()
 }
 
@@ -157,12 +160,13 @@ func FailedAndDeletedWithin(rec *evidence.Record, c Collected) Claim {
 	if !ok {
 		return k.missing("no DELETED event of pod %s was recorded", c.Pod)
 	}
-	delay := gone.ObservedAt.Sub(act.StartedAt)
+	delay := since(rec, act, gone.ObservedAt)
+	what := fmt.Sprintf("the time from the %s to the DELETED event", c.After)
 	k.observe("deleted_at", stamp(gone.ObservedAt))
-	k.observe("deleted_after_seconds", seconds(delay))
+	k.observeInterval("deleted_after_seconds", delay)
 	k.observe("deletionGracePeriodSeconds_in_deleted_object", gone.DeletionGracePeriodSeconds)
-	k.require(delay >= 0, "the DELETED event arrived before the %s", c.After)
-	k.require(delay <= c.Within, "the DELETED event arrived %s after the %s, later than %s", delay.Round(time.Millisecond), c.After, c.Within)
+	k.require(k.withinClocks(delay, 0, noUpperBound, what), "the DELETED event arrived before the %s", c.After)
+	k.require(k.withinClocks(delay, noLowerBound, c.Within, what), "the DELETED event arrived %s after the %s, later than %s", delay.D.Round(time.Millisecond), c.After, c.Within)
 	failed, ok := rec.FirstEvent(c.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Phase == "Failed" })
 	if k.require(ok && !failed.ObservedAt.After(gone.ObservedAt), "the pod was not reported phase Failed before it was deleted") {
 		k.observe("failed_at", stamp(failed.ObservedAt))

@@ -296,13 +296,28 @@ func ParseAudit(log []byte, f AuditFilter) (kept []AuditEvent, bad int) {
 
 // AuditFor returns the API server's record of a recorded API action: the
 // request of the action's verb on its target, sent by a person or script
-// (not a kubelet or controller), that the server received while the action
-// was in flight. The node containers share the host's clock; AuditSlack
-// allows for rounding.
+// (not a kubelet or controller). An action recorded from the audit log
+// names its entry; any other is matched to the request the server received
+// while the action was in flight, its time corrected by the server's
+// measured offset (APIServerOffset, which matches by what was asked, not by
+// time); AuditSlack and the offset's uncertainty allow for rounding.
 func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 	verb, resource := actionVerb(a)
 	if verb == "" {
 		return AuditEvent{}, false
+	}
+	got := r.personRequests(verb, resource, a.Target)
+	if id := a.auditID(); id != "" {
+		for _, e := range got {
+			if e.AuditID == id {
+				return e, true
+			}
+		}
+		return AuditEvent{}, false
+	}
+	var offset, slack time.Duration = 0, AuditSlack
+	if o, ok := r.ClockOffsetOf(ClockAPIServer); ok {
+		offset, slack = seconds(o.Offset), slack+seconds(o.Uncertainty)
 	}
 	// Of the requests inside the slack, the one nearest the action's own
 	// window wins: a lab's next request on the same pod can follow within a
@@ -310,9 +325,9 @@ func (r *Record) AuditFor(a Action) (AuditEvent, bool) {
 	// slack would then be the previous action's.
 	var best AuditEvent
 	bestOff, found := time.Duration(0), false
-	for _, e := range r.personRequests(verb, resource, a.Target) {
-		off := outside(e.ReceivedAt, a.StartedAt, a.FinishedAt)
-		if off > AuditSlack || (found && off >= bestOff) {
+	for _, e := range got {
+		off := outside(e.ReceivedAt.Add(-offset), a.StartedAt, a.FinishedAt)
+		if off > slack || (found && off >= bestOff) {
 			continue
 		}
 		best, bestOff, found = e, off, true
@@ -383,6 +398,19 @@ func (a Action) APIRequest() bool {
 	verb, _ := actionVerb(a)
 	return verb != ""
 }
+
+// auditID is the audit entry an action recorded from the audit log (a
+// script's or a person's request) came from; "" for termlab's own.
+func (a Action) auditID() string {
+	var req struct {
+		AuditID string `json:"auditID"`
+	}
+	_ = json.Unmarshal(a.Request, &req)
+	return req.AuditID
+}
+
+// fromAudit: the action was recorded from the audit log, its times the server's.
+func (a Action) fromAudit() bool { return a.auditID() != "" }
 
 func actionVerb(a Action) (verb, resource string) {
 	var req struct {

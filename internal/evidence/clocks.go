@@ -74,32 +74,53 @@ func roundSeconds(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond)) / float64(time.Second)
 }
 
-// maxAuditProbes bounds the work (each match scans the audit log): the
-// tightest of this many requests is tight enough, and lab:scale sends
-// thousands.
+// maxAuditProbes bounds the work: the tightest of this many requests is
+// tight enough, and lab:scale sends thousands.
 const maxAuditProbes = 50
 
 // APIServerOffset measures the API server's clock from the record itself:
-// each action of termlab's that the audit log matched was received by the
+// each of termlab's own requests the audit log holds was received by the
 // server (its clock) while termlab's request was in flight (the host's).
+// The requests are matched by what they asked, not by when: a request is
+// taken only where termlab sent one request of its verb on its object and
+// the audit log holds one such request by a person or script, both
+// answered 2xx. So a server clock seconds off the host's is measured, not
+// missed (AuditFor's matching by time then uses the offset).
 func (r *Record) APIServerOffset() (ClockOffset, bool) {
+	sent := map[string]int{}
+	for _, a := range r.Actions {
+		if k, ok := requestKey(a); ok {
+			sent[k]++
+		}
+	}
 	var probes []ClockProbe
 	for _, a := range r.Actions {
 		if len(probes) == maxAuditProbes {
 			break
 		}
-		if a.FinishedAt.IsZero() {
+		k, ok := requestKey(a)
+		if !ok || sent[k] != 1 || !a.Succeeded() || a.fromAudit() {
 			continue
 		}
-		e, ok := r.AuditFor(a)
+		verb, resource := actionVerb(a)
+		got := r.personRequests(verb, resource, a.Target)
 		// A script's or a person's request is recorded from the audit log
 		// itself (its times are the server's): it measures nothing.
-		if !ok || a.StartedAt.Equal(e.ReceivedAt) {
+		if len(got) != 1 || !got[0].Succeeded() || a.StartedAt.Equal(got[0].ReceivedAt) {
 			continue
 		}
-		probes = append(probes, ClockProbe{Before: a.StartedAt, After: a.FinishedAt, Remote: e.ReceivedAt})
+		probes = append(probes, ClockProbe{Before: a.StartedAt, After: a.FinishedAt, Remote: got[0].ReceivedAt})
 	}
-	return OffsetFrom(ClockAPIServer, "requestReceivedTimestamp of termlab's own requests in the audit log, against their send and answer times", probes)
+	return OffsetFrom(ClockAPIServer, "requestReceivedTimestamp of termlab's own requests in the audit log (each the only one of its verb on its object), against their send and answer times", probes)
+}
+
+// requestKey names an API action's request by verb and object.
+func requestKey(a Action) (string, bool) {
+	verb, resource := actionVerb(a)
+	if verb == "" {
+		return "", false
+	}
+	return verb + " " + resource + " " + a.Target, true
 }
 
 // ClockHost is the clock of the machine termlab runs on: the recorder's
@@ -119,11 +140,15 @@ func OnHost(t time.Time) Stamp { return Stamp{Time: t, Clock: ClockHost} }
 // log, containerd's events).
 func OnNode(node string, t time.Time) Stamp { return Stamp{Time: t, Clock: ClockNode(node)} }
 
-// ActionStamp is when an action started, on the clock that read it: the API
-// server's for a request taken from the audit log (a script's or a person's),
-// the host's for termlab's own.
+// ActionStamp is when an action took effect, on the clock that read it: the
+// API server's receipt of the request where the audit log holds it (a
+// script's or a person's request is recorded from there; termlab's own is
+// matched by AuditFor), else termlab's own send time, on the host's.
 func (r *Record) ActionStamp(a Action) Stamp {
-	if e, ok := r.AuditFor(a); ok && a.StartedAt.Equal(e.ReceivedAt) {
+	if e, ok := r.AuditFor(a); ok {
+		return Stamp{Time: e.ReceivedAt, Clock: ClockAPIServer}
+	}
+	if a.fromAudit() {
 		return Stamp{Time: a.StartedAt, Clock: ClockAPIServer}
 	}
 	return OnHost(a.StartedAt)
@@ -139,14 +164,18 @@ type Interval struct {
 	Correction time.Duration
 	// Clocks are the offsets used, for a reason that names them.
 	Clocks []ClockOffset
+	// Unmeasured are the clocks of its ends the run did not measure and
+	// the record cannot take as the host's (SharesHostClock): D is then
+	// the raw difference, of unknown error.
+	Unmeasured []string
 }
 
 // Seconds is D in seconds, to the millisecond.
 func (iv Interval) Seconds() float64 { return roundSeconds(iv.D.Round(time.Millisecond)) }
 
 // Between is to − from on the host's clock. A clock the run did not measure
-// is taken as the host's (kind's nodes share its kernel clock; a record from
-// before clocks were measured has none).
+// is taken as the host's where the record says it is (SharesHostClock);
+// elsewhere it is named in Unmeasured.
 func (r *Record) Between(from, to Stamp) Interval {
 	iv := Interval{D: to.Time.Sub(from.Time)}
 	if from.Clock == to.Clock {
@@ -158,6 +187,9 @@ func (r *Record) Between(from, to Stamp) Interval {
 	}{{to.Clock, -1}, {from.Clock, 1}} {
 		o, ok := r.ClockOffsetOf(s.clock)
 		if !ok {
+			if s.clock != ClockHost && !r.SharesHostClock() {
+				iv.Unmeasured = append(iv.Unmeasured, s.clock)
+			}
 			continue
 		}
 		iv.Correction += s.sign * seconds(o.Offset)
@@ -166,6 +198,16 @@ func (r *Record) Between(from, to Stamp) Interval {
 	}
 	iv.D += iv.Correction
 	return iv
+}
+
+// SharesHostClock reports whether the run's other clocks are the host's own
+// kernel clock: termlab's own kind cluster, reached by docker exec (its
+// nodes, the API server among them, are containers on the host), and a
+// record from before NodeAccess was recorded (all were). A cluster reached
+// through a kubeconfig (a node pod, or no node access) runs on machines of
+// its own: a clock there not measured is not known.
+func (r *Record) SharesHostClock() bool {
+	return r.NodeAccess == "" || r.NodeAccess == NodeAccessDocker
 }
 
 // ClockOffsetOf is the named clock's measured offset; the host's is zero.

@@ -82,8 +82,62 @@ func TestBetweenCorrectsEachEndByItsClock(t *testing.T) {
 	if iv := rec.Between(OnNode("w1", t0), node); iv.D != 3*time.Second || iv.Uncertainty != 0 || len(iv.Clocks) != 0 {
 		t.Fatalf("on one clock: %+v", iv)
 	}
-	// A clock the run did not measure is taken as the host's.
+	// A clock the run did not measure is taken as the host's (a record of
+	// kind's own cluster, or from before NodeAccess was recorded).
 	if iv := rec.Between(OnHost(t0), OnNode("w2", t0.Add(time.Second))); iv.D != time.Second || iv.Uncertainty != 0 {
 		t.Fatalf("an unmeasured clock: %+v", iv)
+	}
+}
+
+// An API server 2 s behind the host: the offset comes from termlab's
+// requests matched by verb and object (one of each), not by time, and
+// AuditFor then finds them with the times corrected. Two requests of one
+// verb on one object are ambiguous and measure nothing.
+func TestAPIServerTwoSecondsBehind(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 3, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	behind := -2 * time.Second
+	rec := &Record{
+		Actions: []Action{
+			{Kind: "delete", Target: "p", Request: del("p"), StartedAt: t0, FinishedAt: t0.Add(20 * ms)},
+			{Kind: "force-delete", Target: "q", Request: del("q"), StartedAt: t0.Add(time.Second), FinishedAt: t0.Add(time.Second + 30*ms)},
+		},
+		Audit: []AuditEvent{
+			{AuditID: "p", User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "p", Code: 200, ReceivedAt: t0.Add(12 * ms).Add(behind)},
+			{AuditID: "q", User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "q", Code: 200, ReceivedAt: t0.Add(time.Second + 5*ms).Add(behind)},
+		},
+	}
+	o, ok := rec.APIServerOffset()
+	if !ok || o.Samples != 2 || o.Offset != -2.0015 || o.Uncertainty != 0.0065 {
+		t.Fatalf("%+v", o)
+	}
+	for i, want := range []string{"p", "q"} {
+		if e, ok := rec.AuditFor(rec.Actions[i]); !ok || e.AuditID != want {
+			t.Errorf("AuditFor(%s) = %+v %v", want, e, ok)
+		}
+	}
+	if s := rec.ActionStamp(rec.Actions[0]); s.Clock != ClockAPIServer || !s.Time.Equal(rec.Audit[0].ReceivedAt) {
+		t.Errorf("ActionStamp = %+v", s)
+	}
+	// A second delete of p, by termlab and in the log: p is ambiguous.
+	rec.Actions = append(rec.Actions, Action{Kind: "delete", Target: "p", Request: del("p"), StartedAt: t0.Add(3 * time.Second), FinishedAt: t0.Add(3*time.Second + 20*ms)})
+	rec.Audit = append(rec.Audit, AuditEvent{AuditID: "p2", User: "kubernetes-admin", Verb: "delete", Resource: "pods", Name: "p", Code: 200, ReceivedAt: t0.Add(3*time.Second + 10*ms).Add(behind)})
+	if o, ok := rec.APIServerOffset(); !ok || o.Samples != 1 {
+		t.Fatalf("with p ambiguous: %+v", o)
+	}
+	if e, ok := rec.AuditFor(rec.Actions[2]); !ok || e.AuditID != "p2" {
+		t.Errorf("AuditFor(second delete of p) = %+v %v", e, ok)
+	}
+}
+
+// On a cluster reached through a kubeconfig, a clock not measured is named,
+// not taken as the host's.
+func TestBetweenNamesAnUnmeasuredRemoteClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 6, 0, 0, 0, time.UTC)
+	for access, want := range map[string]int{"": 0, NodeAccessDocker: 0, NodeAccessPod: 1, NodeAccessNone: 1} {
+		rec := &Record{NodeAccess: access}
+		if iv := rec.Between(OnHost(t0), OnNode("w2", t0.Add(time.Second))); len(iv.Unmeasured) != want || iv.D != time.Second {
+			t.Errorf("node access %q: %+v", access, iv)
+		}
 	}
 }

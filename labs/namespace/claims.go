@@ -100,6 +100,10 @@ type hold struct {
 	gone             *evidence.NamespaceEvent
 	goneAt           time.Time
 	rec              *evidence.Record
+
+	// deletedOn and releaseOn are the two actions on the clock that read
+	// them (evidence.ActionStamp), for a comparison with the audit log's.
+	deletedOn, releaseOn evidence.Stamp
 }
 
 // holdOf reads the namespace's delete and release actions and its events:
@@ -109,12 +113,12 @@ func holdOf(rec *evidence.Record, ns string, releaseKind evidence.ActionKind, sh
 	h := hold{ns: ns, rec: rec}
 	if a, ok := rec.Action(evidence.ActionDeleteNamespace, ns); ok && a.Succeeded() {
 		t := a.StartedAt
-		h.deleted = &t
+		h.deleted, h.deletedOn = &t, rec.ActionStamp(a)
 	}
 	for _, a := range rec.Actions {
 		if releaseKind != "" && a.Kind == releaseKind && a.Succeeded() {
 			t := a.StartedAt
-			h.release = &t
+			h.release, h.releaseOn = &t, rec.ActionStamp(a)
 			break
 		}
 	}
@@ -183,7 +187,7 @@ func (h hold) complete(b *claims.Builder, until time.Time) {
 // finalizedByController decides that the namespace went the right way: its
 // own finalizer removed by the namespace controller (namespaces/finalize),
 // after the release, and no person or script touched its finalizers.
-func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, release time.Time) {
+func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, release evidence.Stamp) {
 	if len(rec.Audit) == 0 {
 		b.NotChecked(claims.NeedsAuditLog(rec, "who finalized the namespace"))
 		return
@@ -206,7 +210,8 @@ func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, r
 		return
 	}
 	b.Observe("finalized_by", finalized.User)
-	b.Require(!finalized.ReceivedAt.Before(release), "the namespace controller finalized namespace %s before the release", ns)
+	b.Require(b.WithinClocks(rec.Between(release, atServer(finalized.ReceivedAt)), 0, claims.NoUpperBound, "the time from the release to the namespace controller's finalize"),
+		"the namespace controller finalized namespace %s before the release", ns)
 }
 
 func apiHolds(rec *evidence.Record) claims.Claim {
@@ -244,7 +249,7 @@ func apiFrees(rec *evidence.Record) claims.Claim {
 	b.Require(after >= 0 && after <= bound, "namespace %s gone %s after the APIService's delete; the backoff allows %s", ns, claims.InSeconds(after), claims.InSeconds(bound))
 	h.complete(b, h.goneAt)
 	h.cleared(b, DiscoveryFailure)
-	finalizedByController(b, rec, ns, *h.release)
+	finalizedByController(b, rec, ns, h.releaseOn)
 	return b.Done()
 }
 
@@ -286,7 +291,7 @@ func orphanHolds(rec *evidence.Record) claims.Claim {
 	others := 0
 	for _, e := range rec.Audit {
 		// A server-side dry run (diagnose's, of the finalizer's removal) changes nothing.
-		if e.Resource != Plural || e.Namespace != ns || e.DryRun || e.ReceivedAt.Before(*h.deleted) || !e.ReceivedAt.Before(*h.release) {
+		if e.Resource != Plural || e.Namespace != ns || e.DryRun || rec.Between(h.deletedOn, atServer(e.ReceivedAt)).D < 0 || rec.Between(h.releaseOn, atServer(e.ReceivedAt)).D >= 0 {
 			continue
 		}
 		switch {
@@ -334,7 +339,7 @@ func orphanFrees(rec *evidence.Record) claims.Claim {
 		b.Observe("released_by", removed)
 		b.Require(removed != "", "the audit log has no patch of %s/%s by the run's actor", Plural, Resource)
 	}
-	finalizedByController(b, rec, ns, *h.release)
+	finalizedByController(b, rec, ns, h.releaseOn)
 	return b.Done()
 }
 
@@ -396,14 +401,17 @@ func claimHeld(rec *evidence.Record) claims.Claim {
 	if !b.Require(released != nil, "the audit log has no update of claim %s by the PVC protection controller", Claim) {
 		return b.Done()
 	}
-	after := released.ReceivedAt.Sub(gone)
+	// The audit log's times are the API server's, the DELETED event's the host's.
+	iv := rec.Between(evidence.OnHost(gone), atServer(released.ReceivedAt))
+	after := iv.D
 	if a, ok := rec.Action("delete-pvc", Claim); ok {
-		b.Observe("kept_after_its_delete_seconds", secs(released.ReceivedAt.Sub(a.StartedAt)))
+		b.ObserveInterval("kept_after_its_delete_seconds", rec.Between(rec.ActionStamp(a), atServer(released.ReceivedAt)))
 	}
-	b.Observe("finalizer_removed_after_pod_gone_seconds", secs(after))
+	b.ObserveInterval("finalizer_removed_after_pod_gone_seconds", iv)
 	b.Observe("finalizer_removed_by", released.User)
-	b.Require(after >= -claims.WatchAllowance, "the PVC protection controller let claim %s go %s before the pod's DELETED was seen: while the pod existed", Claim, claims.InSeconds(-after))
-	b.Require(after <= claimGoneWithin, "the PVC protection controller let claim %s go %s after the pod's DELETED; it acts in the sync the pod's deletion triggers (%s)", Claim, claims.InSeconds(after), claims.InSeconds(claimGoneWithin))
+	what := "the time from the pod's DELETED to the PVC protection controller's release of the claim"
+	b.Require(b.WithinClocks(iv, -claims.WatchAllowance, claims.NoUpperBound, what), "the PVC protection controller let claim %s go %s before the pod's DELETED was seen: while the pod existed", Claim, claims.InSeconds(-after))
+	b.Require(b.WithinClocks(iv, claims.NoLowerBound, claimGoneWithin, what), "the PVC protection controller let claim %s go %s after the pod's DELETED; it acts in the sync the pod's deletion triggers (%s)", Claim, claims.InSeconds(after), claims.InSeconds(claimGoneWithin))
 	return b.Done()
 }
 
@@ -477,13 +485,20 @@ func podsFirst(rec *evidence.Record) claims.Claim {
 		b.Observe("pod_deleted_by", podDelete.Describe())
 	}
 	if b.Require(claimDelete != nil, "the audit log has no delete of the claims by the namespace controller") {
-		b.Observe("claims_deleted_after_pod_gone_seconds", secs(claimDelete.ReceivedAt.Sub(gone)))
-		b.Require(!claimDelete.ReceivedAt.Before(gone.Add(-claims.WatchAllowance)), "the namespace controller deleted the claims at %s, before pod %s was gone", claimDelete.ReceivedAt.Format("15:04:05.000"), Pod)
+		iv := rec.Between(evidence.OnHost(gone), atServer(claimDelete.ReceivedAt))
+		b.ObserveInterval("claims_deleted_after_pod_gone_seconds", iv)
+		b.Require(b.WithinClocks(iv, -claims.WatchAllowance, claims.NoUpperBound, "the time from pod "+Pod+"'s DELETED to the namespace controller's delete of the claims"),
+			"the namespace controller deleted the claims at %s, before pod %s was gone", claimDelete.ReceivedAt.Format("15:04:05.000"), Pod)
 	}
 	if h.gone != nil {
-		finalizedByController(b, rec, ns, gone)
+		finalizedByController(b, rec, ns, evidence.OnHost(gone))
 	}
 	return b.Done()
+}
+
+// atServer is a time the API server read: an audit entry's.
+func atServer(t time.Time) evidence.Stamp {
+	return evidence.Stamp{Time: t, Clock: evidence.ClockAPIServer}
 }
 
 // podsWatched fails the claim when the pods watch was down between from

@@ -73,14 +73,14 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 				code = fmt.Sprint(*c.ExitCode)
 			}
 			fmt.Fprintf(&b, "| %s | %s (%s) | %s | %s | %s | %s | %s |\n", pod, name, kind,
-				stamp(c.Started), since(p.Deleted, c.Stopping), since(p.Deleted, c.Sigterm), exitCell(p.Deleted, c), code)
+				stamp(c.Started), since(rec, p.Deleted, c.Stopping, evidence.OnHost), since(rec, p.Deleted, c.Sigterm, p.onNode), exitCell(rec, p, c), code)
 		}
 	}
 	return []report.Section{{Title: "Shutdown, container by container", Body: b.String()}}
 }
 
-func exitCell(deleted *time.Time, c *containerRun) string {
-	s := since(deleted, c.Finished)
+func exitCell(rec *evidence.Record, p podRun, c *containerRun) string {
+	s := since(rec, p.Deleted, c.Finished, p.onNode)
 	if c.FinishedBy == byLogAndStatus {
 		s += " *(log)*"
 	}
@@ -94,9 +94,11 @@ func stamp(t *time.Time) string {
 	return t.UTC().Format("15:04:05.000")
 }
 
-func since(from, t *time.Time) string {
+// since is t (read by the clock on names) after from, on the host's clock
+// (evidence.Record.Between).
+func since(rec *evidence.Record, from *evidence.Stamp, t *time.Time, on func(time.Time) evidence.Stamp) string {
 	if from == nil || t == nil {
 		return "—"
 	}
-	return report.FormatSeconds(t.Sub(*from).Seconds())
+	return report.FormatSeconds(rec.Between(*from, on(*t)).D.Seconds())
 }

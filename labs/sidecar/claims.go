@@ -93,8 +93,13 @@ type containerRun struct {
 
 // podRun is one pod's shutdown as recorded.
 type podRun struct {
-	Pod        string
-	Deleted    *time.Time // the delete request
+	Pod string
+	// Deleted is the delete request, on the clock that read it (the API
+	// server's receipt, or termlab's send: evidence.ActionStamp).
+	Deleted *evidence.Stamp
+	// Node is the pod's node, whose clock reads crictl's times and the
+	// workloads' log lines; Stopping times are the host's.
+	Node       string
 	Containers map[string]*containerRun
 	files      []string
 }
@@ -108,8 +113,8 @@ func shutdownOf(rec *evidence.Record, pod string) podRun {
 		p.Containers[name] = &containerRun{Name: name}
 	}
 	if a, ok := rec.Action(evidence.ActionDelete, pod); ok && a.Succeeded() {
-		t := a.StartedAt
-		p.Deleted = &t
+		s := rec.ActionStamp(a)
+		p.Deleted = &s
 		p.files = append(p.files, actionsFile)
 	}
 	for _, e := range rec.EventsFor(pod) {
@@ -129,6 +134,7 @@ func shutdownOf(rec *evidence.Record, pod string) podRun {
 			if o.ContainerID != run.ID {
 				continue
 			}
+			p.Node = o.Node
 			run.files = append(run.files, o.Files()...)
 			if o.StartedAt != nil {
 				run.Started = o.StartedAt
@@ -196,6 +202,18 @@ func (v *verdict) gap(key string, a, b time.Time) time.Duration {
 	return d
 }
 
+// between observes b−a on the host's clock under key (each end corrected
+// by its clock's measured offset, evidence.Record.Between) and returns it:
+// for times of two clocks, decided with WithinClocks.
+func (v *verdict) between(rec *evidence.Record, key string, a, b evidence.Stamp) evidence.Interval {
+	iv := rec.Between(a, b)
+	v.ObserveInterval(key, iv)
+	return iv
+}
+
+// onNode is a time the pod's node read.
+func (p podRun) onNode(t time.Time) evidence.Stamp { return evidence.OnNode(p.Node, t) }
+
 // has requires that a time was recorded.
 func (v *verdict) has(t *time.Time, what string) bool {
 	return v.Require(t != nil, "%s was not recorded", what)
@@ -251,13 +269,13 @@ func sidecarsAfterMain(rec *evidence.Record, p podRun) claims.Claim {
 	}
 	main := p.Containers[mainName]
 	if v.has(main.Sigterm, mainName+"'s SIGTERM (its log)") {
-		v.gap("main_sigterm_after_delete_seconds", *p.Deleted, *main.Sigterm)
+		v.between(rec, "main_sigterm_after_delete_seconds", *p.Deleted, p.onNode(*main.Sigterm))
 	}
 	if a := p.Containers[sidecarA]; a.Finished != nil {
-		v.gap("sidecar_a_exit_after_delete_seconds", *p.Deleted, *a.Finished)
+		v.between(rec, "sidecar_a_exit_after_delete_seconds", *p.Deleted, p.onNode(*a.Finished))
 	}
 	if v.has(main.Finished, mainName+"'s exit (crictl, or its exit line)") {
-		v.gap("main_exit_after_delete_seconds", *p.Deleted, *main.Finished)
+		v.between(rec, "main_exit_after_delete_seconds", *p.Deleted, p.onNode(*main.Finished))
 		for _, name := range sidecarsInStartOrder {
 			s := p.Containers[name]
 			if !v.has(s.Sigterm, name+"'s SIGTERM (its log)") {
@@ -319,8 +337,8 @@ func preStopWithMain(rec *evidence.Record, p podRun) claims.Claim {
 		if !v.has(c.Stopping, "the kubelet's Killing event for "+name) {
 			continue
 		}
-		d := v.gap(key(name)+"_stopping_after_delete_seconds", *p.Deleted, *c.Stopping)
-		v.Require(d >= 0 && d <= stoppingWithin, "the Killing event for %s came %s after the delete, not within %s", name, d.Round(time.Millisecond), sec(stoppingWithin))
+		d := v.between(rec, key(name)+"_stopping_after_delete_seconds", *p.Deleted, evidence.OnHost(*c.Stopping))
+		v.Require(v.WithinClocks(d, 0, stoppingWithin, "the time from the delete to the Killing event for "+name), "the Killing event for %s came %s after the delete, not within %s", name, d.D.Round(time.Millisecond), sec(stoppingWithin))
 		if first == nil || c.Stopping.Before(*first) {
 			first = c.Stopping
 		}
@@ -334,10 +352,10 @@ func preStopWithMain(rec *evidence.Record, p podRun) claims.Claim {
 	}
 	main := p.Containers[mainName]
 	if main.Stopping != nil && v.has(main.Sigterm, mainName+"'s SIGTERM (its log)") {
-		d := v.gap("main_sigterm_after_stopping_seconds", *main.Stopping, *main.Sigterm)
+		d := v.between(rec, "main_sigterm_after_stopping_seconds", evidence.OnHost(*main.Stopping), p.onNode(*main.Sigterm))
 		// The Killing event may be observed a little after the preStop began.
-		v.Require(d >= mainPreStop-claims.WatchAllowance && d <= mainPreStop+claims.KubeletSyncAllowance,
-			"%s got SIGTERM %s after its Killing event, not its %s preStop later", mainName, d.Round(time.Millisecond), sec(mainPreStop))
+		v.Require(v.WithinClocks(d, mainPreStop-claims.WatchAllowance, mainPreStop+claims.KubeletSyncAllowance, "the time from "+mainName+"'s Killing event to its SIGTERM"),
+			"%s got SIGTERM %s after its Killing event, not its %s preStop later", mainName, d.D.Round(time.Millisecond), sec(mainPreStop))
 	}
 	for _, w := range []struct{ sidecar, awaited string }{{sidecarB, mainName}, {sidecarA, sidecarB}} {
 		s, awaited := p.Containers[w.sidecar], p.Containers[w.awaited]
@@ -360,12 +378,12 @@ func mainKilledAtGraceEnd(rec *evidence.Record, p podRun) claims.Claim {
 	}
 	main := p.Containers[mainName]
 	if v.has(main.Sigterm, mainName+"'s SIGTERM (its log)") {
-		d := v.gap("main_sigterm_after_delete_seconds", *p.Deleted, *main.Sigterm)
-		v.Require(d >= mainPreStop, "%s got SIGTERM %s after the delete, before its %s preStop could end", mainName, d.Round(time.Millisecond), sec(mainPreStop))
+		d := v.between(rec, "main_sigterm_after_delete_seconds", *p.Deleted, p.onNode(*main.Sigterm))
+		v.Require(v.WithinClocks(d, mainPreStop, claims.NoUpperBound, "the time from the delete to "+mainName+"'s SIGTERM"), "%s got SIGTERM %s after the delete, before its %s preStop could end", mainName, d.D.Round(time.Millisecond), sec(mainPreStop))
 	}
 	if v.has(main.Finished, mainName+"'s exit (crictl, or its exit line)") {
-		d := v.gap("main_killed_after_delete_seconds", *p.Deleted, *main.Finished)
-		v.Require(d >= overrunGrace && d <= mainKilledWithin, "%s stopped %s after the delete, not between %s and %s", mainName, d.Round(time.Millisecond), sec(overrunGrace), sec(mainKilledWithin))
+		d := v.between(rec, "main_killed_after_delete_seconds", *p.Deleted, p.onNode(*main.Finished))
+		v.Require(v.WithinClocks(d, overrunGrace, mainKilledWithin, "the time from the delete to "+mainName+"'s kill"), "%s stopped %s after the delete, not between %s and %s", mainName, d.D.Round(time.Millisecond), sec(overrunGrace), sec(mainKilledWithin))
 	}
 	if v.Require(main.ExitCode != nil, "%s's exit code was not recorded (neither crictl nor the pod's status gave it)", mainName) {
 		v.Observe("main_exit_code", int(*main.ExitCode))
