@@ -140,14 +140,17 @@ func OnHost(t time.Time) Stamp { return Stamp{Time: t, Clock: ClockHost} }
 // log, containerd's events).
 func OnNode(node string, t time.Time) Stamp { return Stamp{Time: t, Clock: ClockNode(node)} }
 
-// ActionStamp is when an action took effect, on the clock that read it: the
-// API server's receipt of the request where the audit log holds it (a
-// script's or a person's request is recorded from there; termlab's own is
-// matched by AuditFor), else termlab's own send time, on the host's.
+// ActionStamp is when an action is timed from, on the clock that read it.
+// termlab's own request: its send, on the host's clock, the clock of
+// everything the recorder observes after it. A time from the send is exact
+// (no offset between two clocks to allow for) and never shorter than the
+// time from the API server's receipt, which comes later: a bound the time
+// from the send meets is met. (Timing from the receipt instead puts the
+// API server's offset, measured only to tens of milliseconds here, into
+// every such interval, and a claim whose interval lands that near a bound
+// could not be decided.) A script's or a person's request, recorded from
+// the audit log: the API server's receipt, on its clock.
 func (r *Record) ActionStamp(a Action) Stamp {
-	if e, ok := r.AuditFor(a); ok {
-		return Stamp{Time: e.ReceivedAt, Clock: ClockAPIServer}
-	}
 	if a.fromAudit() {
 		return Stamp{Time: a.StartedAt, Clock: ClockAPIServer}
 	}
