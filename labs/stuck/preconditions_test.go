@@ -55,7 +55,7 @@ func TestTaintSoonerAfterNotReadyIsNotChecked(t *testing.T) {
 		}
 	}
 	taintAt(t, rec, notReady.Add(pastNotReady/2))
-	if notReady.Add(pastNotReady / 2).Sub(deadline(t, rec)) < pastDeadline {
+	if notReady.Add(pastNotReady/2).Sub(deadline(t, rec)) < pastDeadline {
 		t.Fatal("the test's taint comes too soon after the deadline as well")
 	}
 	labtest.Decided(t, Claims(rec), stays, claims.NotChecked, "after the node watch saw node "+rec.TargetOf(evidence.ActionStopKubelet)+" leave Ready")
