@@ -106,7 +106,7 @@ func DeletionHeld(rec *evidence.Record, h Held) Claim {
 	if rel, ok := rec.Action(h.Release, h.Pod); ok {
 		holdEnd = rel.StartedAt
 	}
-	k.precondition("hold_before_release_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the %s request was answered", h.Release, h.MinHold, h.Delete), h.MinHold, holdEnd.Sub(del.FinishedAt), true)
+	k.precondition("hold_before_release_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the %s request was answered", h.Release, InSeconds(h.MinHold), h.Delete), h.MinHold, holdEnd.Sub(del.FinishedAt), true)
 	if gone, ok := rec.Deleted(h.Pod); ok && gone.ObservedAt.Before(holdEnd) {
 		k.contradicts(false, "a DELETED event arrived at %s, before the finalizer was released", stamp(gone.ObservedAt))
 		k.observe("deleted_before_release", true)

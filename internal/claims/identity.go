@@ -100,7 +100,7 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 		return k.done()
 	}
 	from, to := del.StartedAt, until.StartedAt
-	k.precondition("window_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the %s request", s.Until, s.MinWindow, s.Delete), s.MinWindow, to.Sub(from), true)
+	k.precondition("window_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the %s request", s.Until, InSeconds(s.MinWindow), s.Delete), s.MinWindow, to.Sub(from), true)
 	uids, ok := incarnations(k, rec, s.Pod, 1)
 	if !ok {
 		return k.done()
@@ -332,7 +332,7 @@ func OneWriterAgain(rec *evidence.Record, a Again) Claim {
 	k.observe("original_last_write_after_seconds", seconds(after))
 	k.require(after >= 0, "the original's last write came %s before the %s: it had stopped writing already", (-after).Round(time.Millisecond), a.After)
 	k.require(after <= a.Within, "the original still wrote %s after the %s, later than %s", after.Round(time.Millisecond), a.After, a.Within)
-	k.precondition("alone_seconds", fmt.Sprintf("termlab lets the new incarnation write alone for %s before it reads the ledger (from the original's last write to the read)", a.MinAlone), a.MinAlone, l.At.Sub(lastOld.ReceivedAt), true)
+	k.precondition("alone_seconds", fmt.Sprintf("termlab lets the new incarnation write alone for %s before it reads the ledger (from the original's last write to the read)", InSeconds(a.MinAlone)), a.MinAlone, l.At.Sub(lastOld.ReceivedAt), true)
 	alone := writesOf(l.Entries, "", lastOld.ReceivedAt.Add(time.Nanosecond), time.Time{})
 	who := writers(alone)
 	k.observe("writers_after", who)

@@ -54,7 +54,7 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	deadline := *marked.DeletionTimestamp
 	k.observe("deletionTimestamp", stamp(deadline))
 	k.observe("deletionGracePeriodSeconds", marked.DeletionGracePeriodSeconds)
-	k.precondition("until_past_deadline_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s past the pod's grace deadline (its deletionTimestamp)", s.Until, s.PastDeadline), s.PastDeadline, until.StartedAt.Sub(deadline), true)
+	k.precondition("until_past_deadline_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s past the pod's grace deadline (its deletionTimestamp)", s.Until, InSeconds(s.PastDeadline)), s.PastDeadline, until.StartedAt.Sub(deadline), true)
 	if gone, ok := rec.Deleted(s.Pod); ok && gone.ObservedAt.Before(until.StartedAt) {
 		k.contradicts(false, "a DELETED event arrived at %s, before the %s request", stamp(gone.ObservedAt), s.Until)
 	}
@@ -70,7 +70,7 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 		k.observe("node_not_ready_at", stamp(notReady.ObservedAt))
 	}
 	if s.PastNotReady > 0 {
-		k.precondition("until_past_not_ready_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the node watch saw node %s leave Ready", s.Until, s.PastNotReady, s.Node), s.PastNotReady, until.StartedAt.Sub(notReady.ObservedAt), seen)
+		k.precondition("until_past_not_ready_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the node watch saw node %s leave Ready", s.Until, InSeconds(s.PastNotReady), s.Node), s.PastNotReady, until.StartedAt.Sub(notReady.ObservedAt), seen)
 	}
 
 	id, ok := ContainerID(rec, s.Pod)

@@ -33,7 +33,7 @@ func TestReleasedSoonerThanTheHoldIsNotChecked(t *testing.T) {
 	rec := load(t)
 	releaseSoon(t, rec, "held")
 	cs := Claims(rec)
-	labtest.Decided(t, cs, "finalizer.kubelet.force.object_stays", claims.NotChecked, "precondition not met — termlab sends the remove-finalizers request no sooner than 5s after the force-delete request was answered")
+	labtest.Decided(t, cs, "finalizer.kubelet.force.object_stays", claims.NotChecked, "precondition not met — termlab sends the remove-finalizers request no sooner than 5 s after the force-delete request was answered")
 	labtest.Decided(t, cs, "finalizer.kubelet.delete.object_stays", claims.NotChecked, "after the delete request was answered")
 }
 

@@ -141,7 +141,7 @@ func staysWhileBusy(rec *evidence.Record) claims.Claim {
 	// Both ends are termlab's own: the look that saw the exit ends its wait,
 	// the release is its request.
 	held := rec.Between(evidence.OnHost(exit.ObservedAt), relAt)
-	b.Precondition("held_after_exit_seconds", fmt.Sprintf("termlab releases the mount no sooner than %s after crictl saw the container exited", holdPast), holdPast, held.D, true)
+	b.Precondition("held_after_exit_seconds", fmt.Sprintf("termlab releases the mount no sooner than %s after crictl saw the container exited", claims.InSeconds(holdPast)), holdPast, held.D, true)
 	if gone, ok := rec.Deleted(pod); ok {
 		b.Contradicts(!before(rec, evidence.OnHost(gone.ObservedAt), relAt), "pod %s was DELETED at %s, before the release at %s: something other than the mount let it go", pod, gone.ObservedAt.Format(time.RFC3339Nano), rel.StartedAt.Format(time.RFC3339Nano))
 	}

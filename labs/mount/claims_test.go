@@ -93,7 +93,7 @@ func TestReleasedSoonerThanTheHoldIsNotChecked(t *testing.T) {
 			rec.Actions[i].FinishedAt = rec.Actions[i].StartedAt.Add(d)
 		}
 	}
-	labtest.Decided(t, Claims(rec), idStays, claims.NotChecked, "precondition not met — termlab releases the mount no sooner than 20s after crictl saw the container exited")
+	labtest.Decided(t, Claims(rec), idStays, claims.NotChecked, "precondition not met — termlab releases the mount no sooner than 20 s after crictl saw the container exited")
 	// A DELETED inside the shorter hold is the cluster's, and fails it.
 	deletedAt(t, rec, exit.ObservedAt.Add(holdPast/4))
 	labtest.Decided(t, Claims(rec), idStays, claims.Fail, "before the release")

@@ -40,8 +40,8 @@ func TestForceDeleteSoonerThanTheHoldIsNotChecked(t *testing.T) {
 	rec := load(t)
 	forceSoon(t, rec)
 	cs := Claims(rec)
-	labtest.Decided(t, cs, singleID, claims.NotChecked, "precondition not met — termlab sends the force-delete request no sooner than 45s after the delete request")
-	labtest.Decided(t, cs, staysID, claims.NotChecked, "precondition not met — termlab sends the force-delete request no sooner than 15s past the pod's grace deadline")
+	labtest.Decided(t, cs, singleID, claims.NotChecked, "precondition not met — termlab sends the force-delete request no sooner than 45 s after the delete request")
+	labtest.Decided(t, cs, staysID, claims.NotChecked, "precondition not met — termlab sends the force-delete request no sooner than 15 s past the pod's grace deadline")
 }
 
 // A second writer inside the shorter window is the cluster's: it fails.
@@ -85,7 +85,7 @@ func readAt(rec *evidence.Record, at time.Time) {
 func TestLedgerReadSoonerThanTheHoldIsNotChecked(t *testing.T) {
 	rec := load(t)
 	readAt(rec, lastOriginalWrite(t, rec).Add(2*time.Second))
-	labtest.Decided(t, Claims(rec), againID, claims.NotChecked, "precondition not met — termlab lets the new incarnation write alone for 5s")
+	labtest.Decided(t, Claims(rec), againID, claims.NotChecked, "precondition not met — termlab lets the new incarnation write alone for 5 s")
 }
 
 func TestAnotherWriterAfterTheOriginalFails(t *testing.T) {

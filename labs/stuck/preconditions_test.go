@@ -42,7 +42,7 @@ func deadline(t *testing.T, rec *evidence.Record) time.Time {
 func TestTaintSoonerThanTheHoldIsNotChecked(t *testing.T) {
 	rec := load(t)
 	taintAt(t, rec, deadline(t, rec).Add(pastDeadline/3))
-	labtest.Decided(t, Claims(rec), stays, claims.NotChecked, "precondition not met — termlab sends the taint-node request no sooner than 15s past the pod's grace deadline")
+	labtest.Decided(t, Claims(rec), stays, claims.NotChecked, "precondition not met — termlab sends the taint-node request no sooner than 15 s past the pod's grace deadline")
 }
 
 func TestTaintSoonerAfterNotReadyIsNotChecked(t *testing.T) {
