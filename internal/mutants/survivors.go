@@ -29,6 +29,6 @@ var Floors = map[string]float64{
 	"scale":       0.58,
 	"sidecar":     0.31,
 	"graceful":    0.41,
-	"mount":       0.27, // 0.29 until its hold became a precondition: the hold's two timing mutants, one killed only by the hold check, are no longer made
+	"mount":       0.27, // 0.29 until its hold became a precondition: the hold's two timing mutants (both killed, by mount.gone_after_release too) are no longer made
 	"namespace":   0.48,
 }
