@@ -23,12 +23,26 @@ func NewBuilder(id, statement string, evidence ...string) *Builder {
 // Observe records a value the claim was decided on.
 func (b *Builder) Observe(key string, v any) { b.k.observe(key, v) }
 
+// Precondition states a duration termlab arranged for the claim (see
+// Precondition): at least scheduled, of which the record shows actual;
+// measured is false when the record cannot say. It is never observed.
+func (b *Builder) Precondition(key, arranged string, scheduled, actual time.Duration, measured bool) {
+	b.k.precondition(key, arranged, scheduled, actual, measured)
+}
+
 // Cite names evidence files the claim rests on (each once).
 func (b *Builder) Cite(paths ...string) { b.k.cite(paths...) }
 
 // Require counts a check; a false one fails the claim with the words.
 func (b *Builder) Require(ok bool, format string, args ...any) bool {
 	return b.k.require(ok, format, args...)
+}
+
+// Contradicts counts a check that an event of the cluster can break (a
+// DELETED, a container state): a false one fails the claim even when a
+// precondition was not met (see Precondition).
+func (b *Builder) Contradicts(ok bool, format string, args ...any) bool {
+	return b.k.contradicts(ok, format, args...)
 }
 
 // NotChecked leaves the claim open for the reason, unless a check failed.

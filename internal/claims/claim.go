@@ -72,8 +72,75 @@ type Claim struct {
 	// alone; every other timing is reported.
 	Tolerances map[string]float64 `json:"tolerances,omitempty"`
 	Evidence   []string           `json:"evidence"`
+	// Preconditions are what termlab itself arranged for the claim (see
+	// Precondition): stated with it, never among Observed.
+	Preconditions []Precondition `json:"preconditions,omitempty"`
 	// Reason says why the claim failed (empty when it passed).
 	Reason string `json:"reason,omitempty"`
+}
+
+// Precondition is a duration termlab itself schedules and the claim rests
+// on — a hold, a wait before its next request — stated with the claim, not
+// checked as a finding: what the claim observes is what the cluster did
+// inside it. Scheduled is what the statement says termlab waits; Actual is
+// what the record shows it gave.
+//
+// The rule: a precondition the record shows was not met (Actual short of
+// Scheduled: the run was interrupted, the hold cut short, or the record
+// comes from another schedule) leaves the claim not checked, its reason
+// naming the precondition. Never a pass: the record holds a shorter
+// experiment than the statement describes, so it cannot vouch for the whole
+// window. Never a fail for want of the window: a short hold is termlab's
+// doing, not the cluster's, and a check that came up short for it (too few
+// looks, too few retries seen) says nothing of the cluster; those findings
+// stay in the reason, marked not judged, so nothing the record shows is
+// hidden. One exception, and only one: a contradiction — an event the
+// cluster produced inside the part of the window termlab did give (a
+// DELETED the statement says cannot come, a container seen not running, a
+// second writer) — still fails the claim. What the cluster did before a
+// moment cannot depend on how long termlab went on waiting after it, so a
+// longer hold would not undo it; and a lab that ends its hold early because
+// the cluster already contradicted the claim (lab:finalizer stops watching
+// at a DELETED, lab:stuck goes on when the pod is already gone) must not
+// turn that contradiction into "not checked". A not-checked claim makes the
+// run partial, never a pass (Overall).
+//
+// A precondition the record cannot measure (a time it counts from was
+// never observed) decides nothing by itself: the check that needed that
+// observation fails the claim, and without such a failure the claim is not
+// checked.
+type Precondition struct {
+	// Key names it the way an observed timing is named (…_seconds).
+	Key string `json:"key"`
+	// Arranged says what termlab arranged, in words.
+	Arranged string `json:"arranged"`
+	// ScheduledSeconds is the least the statement rests on.
+	ScheduledSeconds float64 `json:"scheduled_seconds"`
+	// ActualSeconds is what the record shows termlab gave; nil when the
+	// record cannot say.
+	ActualSeconds *float64 `json:"actual_seconds,omitempty"`
+}
+
+// Measured reports whether the record gave the precondition's actual value.
+func (p Precondition) Measured() bool { return p.ActualSeconds != nil }
+
+// Met reports whether the record shows the precondition met.
+func (p Precondition) Met() bool { return p.Measured() && *p.ActualSeconds >= p.ScheduledSeconds }
+
+// String is the precondition as reports show it.
+func (p Precondition) String() string {
+	actual := "not measured: a time it counts from was not recorded"
+	if p.Measured() {
+		actual = fmt.Sprintf("%.3f s in this run", *p.ActualSeconds)
+	}
+	return fmt.Sprintf("%s (scheduled %.3f s; %s)", p.Arranged, p.ScheduledSeconds, actual)
+}
+
+// PreconditionNotMet is the reason of a claim not checked because the
+// record shows termlab did not give it what it rests on.
+func PreconditionNotMet(p Precondition) string {
+	return fmt.Sprintf("not checked: precondition not met — %s: the record shows %.3f s, the statement rests on %.3f s (termlab's schedule, not the cluster's behaviour: the run was cut short or the record comes from another schedule)",
+		p.Arranged, *p.ActualSeconds, p.ScheduledSeconds)
 }
 
 // Passed reports whether the claim passed.
@@ -133,6 +200,10 @@ type check struct {
 	checked    int
 	failures   []string
 	notChecked string
+	// contradictions are the failures that are events the cluster produced
+	// (see Precondition): they fail the claim even in a window termlab cut
+	// short.
+	contradictions []string
 }
 
 func newCheck(id, statement string) *check {
@@ -140,6 +211,18 @@ func newCheck(id, statement string) *check {
 }
 
 func (k *check) observe(key string, v any) { k.c.Observed[key] = v }
+
+// precondition states what termlab arranged for the claim: at least
+// scheduled, of which the record shows actual (measured false: it cannot
+// say). done decides by it (Precondition's rule).
+func (k *check) precondition(key, arranged string, scheduled, actual time.Duration, measured bool) {
+	p := Precondition{Key: key, Arranged: arranged, ScheduledSeconds: seconds(scheduled)}
+	if measured {
+		a := seconds(actual)
+		p.ActualSeconds = &a
+	}
+	k.c.Preconditions = append(k.c.Preconditions, p)
+}
 
 func (k *check) cite(paths ...string) {
 	for _, p := range paths {
@@ -161,6 +244,16 @@ func (k *check) require(ok bool, format string, args ...any) bool {
 	k.checked++
 	if !ok {
 		k.failures = append(k.failures, fmt.Sprintf(format, args...))
+	}
+	return ok
+}
+
+// contradicts records a requirement that an event of the cluster broke (a
+// DELETED, a container state, a writer): false fails the claim even when a
+// precondition is not met (Precondition's rule).
+func (k *check) contradicts(ok bool, format string, args ...any) bool {
+	if !k.require(ok, format, args...) {
+		k.contradictions = append(k.contradictions, k.failures[len(k.failures)-1])
 	}
 	return ok
 }
@@ -195,6 +288,27 @@ func (k *check) needsNode(rec *evidence.Record) bool {
 
 func (k *check) done() Claim {
 	c := k.c
+	for _, p := range c.Preconditions {
+		if !p.Measured() || p.Met() {
+			continue
+		}
+		if len(k.contradictions) > 0 {
+			c.Verdict = Fail
+			c.Reason = strings.Join(k.contradictions, "; ") + fmt.Sprintf(" — inside the %.3f s termlab gave (%s, scheduled %.3f s): a longer hold would not undo it", *p.ActualSeconds, p.Arranged, p.ScheduledSeconds)
+			return c
+		}
+		c.Verdict, c.Reason = NotChecked, PreconditionNotMet(p)
+		if len(k.failures) > 0 {
+			c.Reason += "; inside the shorter window the record shows (not judged): " + strings.Join(k.failures, "; ")
+		}
+		return c
+	}
+	unmeasured := ""
+	for _, p := range c.Preconditions {
+		if !p.Measured() && unmeasured == "" {
+			unmeasured = "not checked: precondition not measured — " + p.Arranged + ": the record does not show when it began"
+		}
+	}
 	switch {
 	case len(k.failures) > 0:
 		c.Verdict, c.Reason = Fail, strings.Join(k.failures, "; ")
@@ -202,6 +316,8 @@ func (k *check) done() Claim {
 		c.Verdict, c.Reason = NotChecked, k.notChecked
 	case k.checked == 0:
 		c.Verdict, c.Reason = Fail, "nothing was checked"
+	case unmeasured != "":
+		c.Verdict, c.Reason = NotChecked, unmeasured
 	default:
 		c.Verdict = Pass
 	}

@@ -100,13 +100,15 @@ type Single struct {
 	// Delete and Until are the action kinds that open and close the window
 	// (the ordinary delete, the force delete).
 	Delete, Until evidence.ActionKind
-	// MinWindow is how long the window must have lasted.
+	// MinWindow is a precondition (see Precondition): termlab sends the
+	// Until request no sooner than this after the Delete request.
 	MinWindow time.Duration
 }
 
 // NoSecondIncarnation decides that from the Delete to the Until request the
 // pod's name had one UID in the API (the pod watch up throughout: an absence
-// is claimed) and the ledger one writer, that UID, which kept writing.
+// is claimed) and the ledger one writer, that UID, which kept writing. How
+// long termlab leaves between the two requests is the claim's precondition.
 func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 	k := newCheck(s.ID, s.Statement)
 	del, ok := action(k, rec, s.Delete, s.Pod)
@@ -118,9 +120,7 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 		return k.done()
 	}
 	from, to := del.StartedAt, until.StartedAt
-	window := to.Sub(from)
-	k.observe("window_seconds", seconds(window))
-	k.require(window >= s.MinWindow, "the window from the %s to the %s lasted %s, the claim needs %s", s.Delete, s.Until, window.Round(time.Millisecond), s.MinWindow)
+	k.precondition("window_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the %s request", s.Until, InSeconds(s.MinWindow), s.Delete), s.MinWindow, to.Sub(from), true)
 	uids, ok := incarnations(k, rec, s.Pod, 1)
 	if !ok {
 		return k.done()
@@ -132,7 +132,7 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 		}
 	}
 	k.observe("uids_until_"+snake(string(s.Until)), inWindow)
-	k.require(len(inWindow) == 1, "the pod watch saw %d UIDs for %s before the %s: %v", len(inWindow), s.Pod, s.Until, inWindow)
+	k.contradicts(len(inWindow) == 1, "the pod watch saw %d UIDs for %s before the %s: %v", len(inWindow), s.Pod, s.Until, inWindow)
 	k.watchedThroughout(rec, evidence.WatchPods, from, to)
 
 	l, ok := lastLedger(k, rec)
@@ -144,8 +144,8 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 	k.observe("ledger_writes_in_window", len(during))
 	k.observe("ledger_writers_in_window", who)
 	k.require(len(during) > 0, "the ledger received no write between the %s and the %s", s.Delete, s.Until)
-	k.require(len(who) <= 1, "the ledger had %d writers between the %s and the %s: %v", len(who), s.Delete, s.Until, who)
-	k.require(len(who) == 0 || who[0] == uids[0], "the ledger's one writer in the window was %s, not the original %s", firstOr(who), uids[0])
+	k.contradicts(len(who) <= 1, "the ledger had %d writers between the %s and the %s: %v", len(who), s.Delete, s.Until, who)
+	k.contradicts(len(who) == 0 || who[0] == uids[0], "the ledger's one writer in the window was %s, not the original %s", firstOr(who), uids[0])
 	return k.done()
 }
 
@@ -314,13 +314,19 @@ type Again struct {
 	After evidence.ActionKind
 	// Within bounds the original's last write after that request.
 	Within time.Duration
-	// MinAlone is how long the ledger must show the new incarnation writing alone.
+	// MinAlone is a precondition (see Precondition): termlab reads the
+	// ledger no sooner than this after the original's last write.
 	MinAlone time.Duration
+	// WriteEvery is the writers' period: the new incarnation's last write
+	// must reach the ledger within it and an allowance for the write's
+	// delivery (WatchAllowance) before the read. 0: not required.
+	WriteEvery time.Duration
 }
 
 // OneWriterAgain decides from the ledger that the original incarnation wrote
 // until the request and no later than Within after it, and that the new one
-// then wrote alone for at least MinAlone.
+// then wrote alone, still writing when termlab read the ledger. How long
+// termlab lets it write alone before that read is the claim's precondition.
 func OneWriterAgain(rec *evidence.Record, a Again) Claim {
 	k := newCheck(a.ID, a.Statement)
 	act, ok := action(k, rec, a.After, targetOf(rec, a.After, a.Pod))
@@ -348,15 +354,18 @@ func OneWriterAgain(rec *evidence.Record, a Again) Claim {
 	k.observeInterval("original_last_write_after_seconds", after)
 	k.require(k.withinClocks(after, 0, noUpperBound, what), "the original's last write came %s before the %s: it had stopped writing already", (-after.D).Round(time.Millisecond), a.After)
 	k.require(k.withinClocks(after, noLowerBound, a.Within, what), "the original still wrote %s after the %s, later than %s", after.D.Round(time.Millisecond), a.After, a.Within)
+	k.precondition("alone_seconds", fmt.Sprintf("termlab lets the new incarnation write alone for %s before it reads the ledger (from the original's last write to the read)", InSeconds(a.MinAlone)), a.MinAlone, l.At.Sub(lastOld.ReceivedAt), true)
 	alone := writesOf(l.Entries, "", lastOld.ReceivedAt.Add(time.Nanosecond), time.Time{})
 	who := writers(alone)
 	k.observe("writers_after", who)
 	k.observe("writes_after", len(alone))
-	k.require(len(who) == 1 && who[0] == uids[1], "after the original's last write the ledger's writers were %v, not the new incarnation alone", who)
-	if len(alone) > 0 {
-		span := alone[len(alone)-1].ReceivedAt.Sub(lastOld.ReceivedAt)
-		k.observe("alone_seconds", seconds(span))
-		k.require(span >= a.MinAlone, "the new incarnation was seen writing alone for %s, the claim needs %s", span.Round(time.Millisecond), a.MinAlone)
+	k.contradicts(len(who) == 1 && who[0] == uids[1], "after the original's last write the ledger's writers were %v, not the new incarnation alone", who)
+	if len(alone) > 0 && a.WriteEvery > 0 {
+		// The write is stamped on the ledger's node's clock, the read on the host's.
+		gap := rec.Between(evidence.Stamp{Time: alone[len(alone)-1].ReceivedAt, Clock: ledgerClock(rec, l)}, evidence.OnHost(l.At))
+		k.observeInterval("new_last_write_before_read_seconds", gap)
+		k.require(k.withinClocks(gap, noLowerBound, a.WriteEvery+WatchAllowance, "the time from the new incarnation's last write to termlab's read of the ledger"),
+			"the new incarnation's last write reached the ledger %s before termlab read it, more than its %s write period and %s: it had stopped writing", gap.D.Round(time.Millisecond), a.WriteEvery, WatchAllowance)
 	}
 	return k.done()
 }

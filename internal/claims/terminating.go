@@ -17,19 +17,22 @@ type Stuck struct {
 	// Delete is the action kind that asked for deletion; Until is the action
 	// kind that ends the window in which the object must stay.
 	Delete, Until evidence.ActionKind
-	// PastDeadline is how long past its grace deadline (the deletionTimestamp)
-	// the object must have been seen to stay.
+	// PastDeadline is a precondition (see Precondition): termlab sends the
+	// Until request no sooner than this past the pod's grace deadline (its
+	// deletionTimestamp).
 	PastDeadline time.Duration
-	// PastNotReady is how long after its node turned NotReady the object
-	// must have been seen to stay (0: only that it stayed past it).
+	// PastNotReady, if set, is a precondition too: termlab sends the Until
+	// request no sooner than this after the node watch saw the node leave
+	// Ready.
 	PastNotReady time.Duration
 }
 
 // StaysTerminating decides that after the delete the object got a
 // deletionTimestamp and then stayed, with no DELETED event, until the Until
-// action — at least PastDeadline past its grace deadline and past the moment
-// its node turned NotReady — while crictl still showed its container running
-// after the deadline.
+// action, which came after its node turned NotReady, while crictl still
+// showed its container running after the deadline. How long termlab waits
+// past the deadline and past NotReady before the Until request is the
+// claim's precondition, not a finding.
 func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	k := newCheck(s.ID, s.Statement)
 	if !k.needsNode(rec) {
@@ -51,25 +54,25 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	deadline := *marked.DeletionTimestamp
 	k.observe("deletionTimestamp", stamp(deadline))
 	k.observe("deletionGracePeriodSeconds", marked.DeletionGracePeriodSeconds)
-	if gone, ok := rec.Deleted(s.Pod); ok && gone.ObservedAt.Before(until.StartedAt) {
-		k.require(false, "a DELETED event arrived at %s, before the %s request", stamp(gone.ObservedAt), s.Until)
-	}
-	k.watchedThroughout(rec, evidence.WatchPods, del.StartedAt, until.StartedAt)
 	// The deadline is the API server's (it set the deletionTimestamp).
 	past := rec.Between(evidence.Stamp{Time: deadline, Clock: evidence.ClockAPIServer}, rec.ActionStamp(until))
-	k.observeInterval("stayed_past_deadline_seconds", past)
-	k.require(k.withinClocks(past, s.PastDeadline, noUpperBound, fmt.Sprintf("the time from the grace deadline to the %s", s.Until)), "the object was watched only %s past its grace deadline, the claim needs %s", past.D.Round(time.Millisecond), s.PastDeadline)
+	k.precondition("until_past_deadline_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s past the pod's grace deadline (its deletionTimestamp)", s.Until, InSeconds(s.PastDeadline)), s.PastDeadline, past.D, true)
+	if gone, ok := rec.Deleted(s.Pod); ok && gone.ObservedAt.Before(until.StartedAt) {
+		k.contradicts(false, "a DELETED event arrived at %s, before the %s request", stamp(gone.ObservedAt), s.Until)
+	}
+	k.watchedThroughout(rec, evidence.WatchPods, del.StartedAt, until.StartedAt)
 	if last, ok := rec.Latest(s.Pod, until.StartedAt); ok {
 		k.observe("phase_before_"+strings.ReplaceAll(string(s.Until), "-", "_"), last.Phase)
 	}
 
 	k.cite(nodesFile)
 	notReady, ok := firstNodeEvent(rec, s.Node, del.StartedAt, func(e evidence.NodeEvent) bool { return e.Ready != "True" })
-	if k.require(ok && notReady.ObservedAt.Before(until.StartedAt), "node %s was not seen NotReady before the %s request", s.Node, s.Until) {
+	seen := k.require(ok && notReady.ObservedAt.Before(until.StartedAt), "node %s was not seen NotReady before the %s request", s.Node, s.Until)
+	if seen {
 		k.observe("node_not_ready_at", stamp(notReady.ObservedAt))
-		pastNotReady := until.StartedAt.Sub(notReady.ObservedAt)
-		k.observe("stayed_past_not_ready_seconds", seconds(pastNotReady))
-		k.require(pastNotReady >= s.PastNotReady, "the object was watched only %s past node %s turning NotReady, the claim needs %s", pastNotReady.Round(time.Millisecond), s.Node, s.PastNotReady)
+	}
+	if s.PastNotReady > 0 {
+		k.precondition("until_past_not_ready_seconds", fmt.Sprintf("termlab sends the %s request no sooner than %s after the node watch saw node %s leave Ready", s.Until, InSeconds(s.PastNotReady), s.Node), s.PastNotReady, until.StartedAt.Sub(notReady.ObservedAt), seen)
 	}
 
 	id, ok := ContainerID(rec, s.Pod)
@@ -83,7 +86,7 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 			if o.State == evidence.ContainerRunning {
 				running++
 			} else {
-				k.require(false, "crictl showed %s at %s, while the object was Terminating", o.State, stamp(o.ObservedAt))
+				k.contradicts(false, "crictl showed %s at %s, while the object was Terminating", o.State, stamp(o.ObservedAt))
 			}
 		}
 	}

@@ -219,3 +219,19 @@ func swapPodEvents(rec *evidence.Record, i, j int) {
 	*x, *y = *y, *x
 	x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
 }
+
+// Decided fails the test unless claim id has verdict v and its reason
+// mentions reasonHas: "not checked" and "fail" are told apart (MustFail
+// takes either).
+func Decided(t *testing.T, cs []claims.Claim, id string, v claims.Verdict, reasonHas string) {
+	t.Helper()
+	c, ok := ByID(cs)[id]
+	switch {
+	case !ok:
+		t.Fatalf("no claim %s", id)
+	case c.Verdict != v:
+		t.Errorf("%s: %s (%s), want %s", id, c.Verdict, c.Reason, v)
+	case !strings.Contains(c.Reason, reasonHas):
+		t.Errorf("%s: reason %q does not mention %q", id, c.Reason, reasonHas)
+	}
+}

@@ -130,7 +130,7 @@ func (e Expectation) Judge(version string, c claims.Claim) string {
 // decidingKeys name, by the end of a claim's ID, the observed values its
 // verdict rests on; the table shows them. Longer suffixes are tried first.
 var decidingKeys = map[string][]string{
-	".object_stays":                     {"phase", "held_for_seconds"},
+	".object_stays":                     {"phase", "deleted_before_release"},
 	".deleted":                          {"deleted_after_seconds"},
 	".api_object_gone":                  {"deleted_after_seconds"},
 	".api_object_exists_false":          {"deleted_after_seconds"},
@@ -146,7 +146,7 @@ var decidingKeys = map[string][]string{
 	".heartbeat_advancing":              {"advanced_by", "last_beat_after_deleted_seconds"},
 	".node_not_ready":                   {"not_ready_after_seconds"},
 	".node_unreachable_taint":           {"tainted_after_seconds"},
-	".stays_terminating":                {"stayed_past_deadline_seconds"},
+	".stays_terminating":                {"running_looks_past_deadline"},
 	".pod_gc_deleted":                   {"deleted_after_seconds"},
 	".matches_kubelet":                  {"first_difference"},
 	".grace_collapsed_never_terminated": {"grace_zero_after_seconds", "terminated_shown"},
@@ -154,7 +154,7 @@ var decidingKeys = map[string][]string{
 	".split_brain":                      {"overlap_seconds"},
 	".no_replacement_while_terminating": {"ledger_writes_in_window"},
 	".replaced_after_force_delete":      {"created_after_deleted_seconds"},
-	".one_writer_again":                 {"alone_seconds"},
+	".one_writer_again":                 {"writers_after", "new_last_write_before_read_seconds"},
 	".watch_order":                      {claims.WatchOrderBroken, claims.WatchOrderRepeats},
 }
 

@@ -32,6 +32,6 @@ var Floors = map[string]float64{
 	"scale":       0.58,
 	"sidecar":     0.31,
 	"graceful":    0.47,
-	"mount":       0.35,
+	"mount":       0.33,
 	"namespace":   0.53,
 }

@@ -40,6 +40,9 @@ func (f Findings) Say(id, sentence string) string {
 		if reason == "" {
 			reason = "no reason recorded"
 		}
+		if c.Verdict == claims.NotChecked {
+			return fmt.Sprintf("**%s not checked:** %s.", id, strings.TrimPrefix(reason, "not checked: "))
+		}
 		return fmt.Sprintf("**%s failed:** %s.", id, reason)
 	}
 	return sentence
@@ -72,6 +75,17 @@ func (f Findings) Number(id, key string) float64 {
 
 // Seconds is an observed duration in seconds, for people: "5.4 s", "0.01 s".
 func (f Findings) Seconds(id, key string) string { return FormatSeconds(f.Number(id, key)) }
+
+// Arranged is a precondition's actual value in seconds, for people: what
+// termlab gave the claim (Claim.Preconditions), never an observation.
+func (f Findings) Arranged(id, key string) string {
+	for _, p := range f.byID[id].Preconditions {
+		if p.Key == key && p.Measured() {
+			return FormatSeconds(*p.ActualSeconds)
+		}
+	}
+	return FormatSeconds(math.NaN())
+}
 
 // Int is an observed whole number, e.g. an exit code ("?" when missing).
 func (f Findings) Int(id, key string) string {

@@ -72,7 +72,11 @@ func JUnit(run Run) ([]byte, error) {
 	class := "termlab." + strings.TrimPrefix(run.Title, "lab:")
 	for _, c := range s.Claims {
 		obs, _ := json.MarshalIndent(c.Observed, "", "  ")
-		out := fmt.Sprintf("%s\nobserved: %s\nevidence: %s\n", c.Statement, obs, strings.Join(c.Evidence, ", "))
+		out := c.Statement + "\n"
+		for _, pc := range c.Preconditions {
+			out += "precondition (arranged by termlab, not observed): " + pc.String() + "\n"
+		}
+		out += fmt.Sprintf("observed: %s\nevidence: %s\n", obs, strings.Join(c.Evidence, ", "))
 		tc := junitCase{Name: c.ID, Classname: class, Time: "0", SystemOut: out}
 		switch {
 		case c.Verdict == claims.NotChecked:

@@ -39,7 +39,11 @@ func Markdown(run Run) []byte {
 		strings.ToUpper(string(s.Verdict)), tally, s.RunID, s.StartedAt.UTC().Format("2006-01-02 15:04:05"),
 		s.FinishedAt.Sub(s.StartedAt).Round(100*time.Millisecond), s.Namespace)
 	if n := claims.CountNotChecked(s.Claims); n > 0 {
-		p("**%d claim(s) not checked:** the run had no access to the nodes (a cluster reached through a kubeconfig without `-node-access`), and these claims rest on the node's container runtime. They are not passed; run again with `-node-access` to decide them.\n\n", n)
+		if notCheckedForNodes(s.Claims) {
+			p("**%d claim(s) not checked:** the run had no access to the nodes (a cluster reached through a kubeconfig without `-node-access`), and these claims rest on the node's container runtime. They are not passed; run again with `-node-access` to decide them.\n\n", n)
+		} else {
+			p("**%d claim(s) not checked:** the run could not decide them (each says why below). They are not passed.\n\n", n)
+		}
 	}
 	if len(s.Clocks) > 0 {
 		var cs []string
@@ -74,7 +78,7 @@ func Markdown(run Run) []byte {
 	for _, c := range s.Claims {
 		statement := c.Statement
 		if c.Reason != "" {
-			statement += " **Failed: " + c.Reason + "**"
+			statement += " **" + reasonLabel(c.Verdict) + ": " + c.Reason + "**"
 		}
 		p("| %s | [`%s`](#%s) | %s |\n", mark(c.Verdict), c.ID, anchor(c.ID), cell(statement))
 	}
@@ -82,7 +86,21 @@ func Markdown(run Run) []byte {
 	for _, c := range s.Claims {
 		p("### %s %s\n\n", mark(c.Verdict), c.ID)
 		if c.Reason != "" {
-			p("**Failed:** %s\n\n", c.Reason)
+			p("**%s:** %s\n\n", reasonLabel(c.Verdict), c.Reason)
+		}
+		if len(c.Preconditions) > 0 {
+			p("| precondition (arranged by termlab, not observed) | scheduled | in this run |\n|---|---|---|\n")
+			for _, pc := range c.Preconditions {
+				actual := "not measured"
+				if pc.Measured() {
+					actual = fmt.Sprintf("%g s", *pc.ActualSeconds)
+					if !pc.Met() {
+						actual += " — not met"
+					}
+				}
+				p("| %s | %g s | %s |\n", cell(pc.Arranged), pc.ScheduledSeconds, actual)
+			}
+			p("\n")
 		}
 		keys := make([]string, 0, len(c.Observed))
 		for k := range c.Observed {
@@ -362,4 +380,24 @@ func value(v any) string {
 		return fmt.Sprint(v)
 	}
 	return "`" + string(b) + "`"
+}
+
+// reasonLabel names a claim's reason by its verdict: a claim not checked
+// did not fail.
+func reasonLabel(v claims.Verdict) string {
+	if v == claims.NotChecked {
+		return "Not checked"
+	}
+	return "Failed"
+}
+
+// notCheckedForNodes says whether every claim not checked was for want of
+// the node (the banner's usual cause).
+func notCheckedForNodes(cs []claims.Claim) bool {
+	for _, c := range cs {
+		if c.Verdict == claims.NotChecked && c.Reason != claims.NeedsNodeAccess {
+			return false
+		}
+	}
+	return true
 }

@@ -11,7 +11,7 @@ import (
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	labtest.Contains(t, "answer", got, "stayed 5.7 s after an ordinary delete (grace 30 s)", "5.0 s after a force delete (grace 0 s)", "SIGTERM 0.11 s after the ordinary delete, exit code 0", "kwok fake node the object stayed too: 5.9 s")
+	labtest.Contains(t, "answer", got, "stayed through the 5.7 s termlab waited after an ordinary delete (grace 30 s)", "through the 5.0 s after a force delete (grace 0 s)", "SIGTERM 0.11 s after the ordinary delete, exit code 0", "kwok fake node the object stayed too: through 5.9 s")
 }
 
 func TestAnswerSaysWhatFailed(t *testing.T) {

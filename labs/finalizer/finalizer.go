@@ -260,8 +260,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		p := "finalizer." + t.label
 		out = append(out, claims.DeletionHeld(rec, claims.Held{
 			ID: p + ".delete.object_stays",
-			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event until the lab removes the finalizer (watched for at least %s; without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
-				t.pod, t.where, Finalizer, sec(watchHeldFor)),
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), termlab waits at least %s before it removes the finalizer (precondition); in that time the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event (without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
+				t.pod, t.where, sec(watchHeldFor), Finalizer),
 			Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionDelete, Release: evidence.ActionRemoveFinalizers, MinHold: watchHeldFor,
 		}))
 		if t.label == "kubelet" {
@@ -283,7 +283,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		out = append(out,
 			claims.DeletionHeld(rec, claims.Held{
 				ID: p + ".force.object_stays",
-				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, the object still exists %s later (without a finalizer it would be DELETED within %s), with deletionGracePeriodSeconds 0 and finalizer %s still set.",
+				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, termlab waits %s before it removes the finalizer (precondition); in that time the object still exists — no DELETED event (without a finalizer it would be DELETED within %s) — with deletionGracePeriodSeconds 0 and finalizer %s still set.",
 					t.pod, sec(watchHeldFor), sec(claims.WatchAllowance), Finalizer),
 				Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionForceDelete, Release: evidence.ActionRemoveFinalizers, GracePeriod: &zero, MinHold: watchHeldFor,
 			}),

@@ -80,10 +80,9 @@ const (
 	killedWithin  = claims.OrphanKilledWithin
 	stoppedWithin = 30 * time.Second // the lab's wait
 	// aloneHold: after the kill the lab lets the new incarnation write alone
-	// this long before it reads the ledger; minAlone is what the ledger must
-	// show of it (less one write period).
+	// this long before it reads the ledger (the original's last write came
+	// before the kill, so at least this long after it).
 	aloneHold       = 5 * time.Second
-	minAlone        = aloneHold - writeEvery
 	nodeReadyWithin = 90 * time.Second
 )
 
@@ -461,13 +460,13 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "statefulset.stays_terminating",
-			Statement: fmt.Sprintf("After an ordinary delete of %s (grace period %s) with its kubelet stopped, the object gets a deletionTimestamp and stays — no DELETED event — until the force delete, at least %s past its grace deadline and past the node turning NotReady, while crictl shows the container running: nobody but the kubelet finishes a graceful delete.",
+			Statement: fmt.Sprintf("After an ordinary delete of %s (grace period %s) with its kubelet stopped, termlab waits until the node has turned NotReady and at least %s past the grace deadline before the force delete (precondition); in that time the object gets a deletionTimestamp and stays — no DELETED event — while crictl shows the container running: nobody but the kubelet finishes a graceful delete.",
 				pod, claims.InSeconds(grace), claims.InSeconds(pastDeadline)),
 			Pod: pod, Node: node, Delete: evidence.ActionDelete, Until: evidence.ActionForceDelete, PastDeadline: pastDeadline,
 		}),
 		claims.NoSecondIncarnation(rec, claims.Single{
 			ID: "statefulset.no_replacement_while_terminating",
-			Statement: fmt.Sprintf("From the ordinary delete to the force delete (at least %s: the grace period and %s past it) the name %s has one UID in the API — the StatefulSet controller creates an ordinal only once the old pod is gone from the API — and the ledger one writer, that UID, still writing: at most one, kept, with the pod watch up throughout.",
+			Statement: fmt.Sprintf("termlab waits at least %s (the grace period and %s past it) from the ordinary delete to the force delete (precondition); in that time the name %s has one UID in the API — the StatefulSet controller creates an ordinal only once the old pod is gone from the API — and the ledger one writer, that UID, still writing: at most one, kept, with the pod watch up throughout.",
 				claims.InSeconds(grace+pastDeadline), claims.InSeconds(pastDeadline), pod),
 			Pod: pod, Delete: evidence.ActionDelete, Until: evidence.ActionForceDelete, MinWindow: grace + pastDeadline,
 		}),
@@ -492,8 +491,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.OneWriterAgain(rec, claims.Again{
 			ID:        "statefulset.one_writer_again",
-			Statement: fmt.Sprintf("The original wrote to the ledger until the kubelet came back, its last write at most %s after the start (the kill's bound: a write arrives before the writer dies), and the new %s then wrote alone for at least %s (the lab's %s hold less one write period).", claims.InSeconds(killedWithin), pod, claims.InSeconds(minAlone), claims.InSeconds(aloneHold)),
-			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, MinAlone: minAlone,
+			Statement: fmt.Sprintf("The original wrote to the ledger until the kubelet came back, its last write at most %s after the start (the kill's bound: a write arrives before the writer dies). termlab then lets the new %s write alone for at least %s before it reads the ledger (precondition); in that time the ledger has no writer but the new %[2]s, still writing at the read: its last write at most %[4]s before it (one %[5]s write period, plus %[6]s for the write's delivery).", claims.InSeconds(killedWithin), pod, claims.InSeconds(aloneHold), claims.InSeconds(writeEvery+claims.WatchAllowance), claims.InSeconds(writeEvery), claims.InSeconds(claims.WatchAllowance)),
+			Pod:       pod, After: evidence.ActionStartKubelet, Within: killedWithin, MinAlone: aloneHold, WriteEvery: writeEvery,
 		}),
 		claims.WatchOrder(rec, "statefulset"),
 	}

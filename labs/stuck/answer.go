@@ -14,7 +14,7 @@ func Answer(_ *evidence.Record, decided []claims.Claim) string {
 	f := report.NewFindings(decided)
 	const stays, notReady, tainted, collected, running, stopped = "stuck.stays_terminating", "stuck.node_not_ready", "stuck.node_unreachable_taint", "stuck.pod_gc_deleted", "stuck.container_running_after_gone", "stuck.container_stopped_after_kubelet_restart"
 	return report.Join(
-		f.Say(stays, fmt.Sprintf("Only the kubelet finishes a graceful delete: the pod stayed Terminating %s past its %s s grace deadline, and %s past its node turning NotReady.", f.Seconds(stays, "stayed_past_deadline_seconds"), f.Int(stays, "deletionGracePeriodSeconds"), f.Seconds(stays, "stayed_past_not_ready_seconds"))),
+		f.Say(stays, fmt.Sprintf("Only the kubelet finishes a graceful delete: termlab waited %s past the pod's %s s grace deadline and %s past its node turning NotReady, and all that time the pod stayed Terminating.", f.Arranged(stays, "until_past_deadline_seconds"), f.Int(stays, "deletionGracePeriodSeconds"), f.Arranged(stays, "until_past_not_ready_seconds"))),
 		f.Say(notReady, fmt.Sprintf("The node turned NotReady %s after the kubelet stop.", f.Seconds(notReady, "not_ready_after_seconds"))),
 		f.Say(tainted, fmt.Sprintf("It was tainted unreachable %s after the stop.", f.Seconds(tainted, "tainted_after_seconds"))),
 		f.Say(collected, fmt.Sprintf("After the out-of-service taint a controller, not the stopped kubelet, marked the pod Failed and deleted it within %s,", f.Seconds(collected, "deleted_after_seconds"))),

@@ -10,7 +10,7 @@ import (
 func TestAnswerGivesTheRunsNumbers(t *testing.T) {
 	rec := load(t)
 	got := Answer(rec, Claims(rec))
-	labtest.Contains(t, "answer", got, "Terminating 41.1 s past its 30 s grace deadline, and 22.6 s past its node turning NotReady", "NotReady 49.9 s", "deleted it within 16.2 s", "still showed its container running", "exit code 137",
+	labtest.Contains(t, "answer", got, "termlab waited 41.1 s past the pod's 30 s grace deadline and 22.6 s past its node turning NotReady, and all that time the pod stayed Terminating", "NotReady 49.9 s", "deleted it within 16.2 s", "still showed its container running", "exit code 137",
 		"The audit log names its sender: the pod garbage collector (system:serviceaccount:kube-system:pod-garbage-collector, gracePeriodSeconds 0)")
 }
 
