@@ -376,6 +376,21 @@ func (k *check) withinClocks(iv evidence.Interval, lo, hi time.Duration, what st
 	return true
 }
 
+// notBeforeCause decides that an event the action causes (the API server's
+// answer to it: a DELETED after a delete or a finalizer's removal) did not
+// come before it. Only an interval below 0 by more than the clocks'
+// uncertainty contradicts that; one within the uncertainty of 0 is what a
+// caused event looks like across two clocks (a person's request timed by
+// the API server, the event by the host, milliseconds apart) and is no
+// reason to leave the claim unchecked. What the claim states about the
+// event (its bound, its content) is decided apart.
+func (k *check) notBeforeCause(iv evidence.Interval) bool {
+	if len(iv.Unmeasured) > 0 {
+		return true // withinClocks of the same interval says why it is not checked
+	}
+	return iv.D+iv.Uncertainty >= 0
+}
+
 // observeInterval records an interval's corrected value under key, and what
 // the clocks changed and left uncertain when two clocks read its ends.
 func (k *check) observeInterval(key string, iv evidence.Interval) {

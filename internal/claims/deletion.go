@@ -219,7 +219,7 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	k.observe("deleted_resourceVersion", gone.ResourceVersion)
 	k.observe("deletionTimestamp_in_deleted_object", gone.DeletionTimestamp != nil)
 	k.observe("finalizers_in_deleted_object", gone.Finalizers)
-	k.require(k.withinClocks(delay, 0, noUpperBound, what), "the DELETED event arrived before the %s request", d.After)
+	k.require(k.notBeforeCause(delay), "the DELETED event arrived %s before the %s request", (-delay.D).Round(time.Millisecond), d.After)
 	// An event that came while the pod watch was down is seen only when it is
 	// back: a DELETED seen after the request may have come before it if the
 	// watch was down while the request was made.

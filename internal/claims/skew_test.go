@@ -143,3 +143,38 @@ func TestStopAfterSignalAcrossTheNodesClock(t *testing.T) {
 	spec.StopAfterSignal = &Window{Min: 0, Max: time.Second}
 	want(t, ContainerStopped(rec, spec), Fail, "stopped 1.1s after the SIGTERM")
 }
+
+// A DELETED event the host saw milliseconds after a script's request that
+// the API server timed lies within the clocks' uncertainty of it: that is
+// what a caused event looks like across two clocks, and the claim is
+// decided (TestByYou's lab:finalizer was partial on it: 3 ms ± 5 ms). One
+// before the request by more than the uncertainty still fails.
+func TestACausedEventWithinTheClocksUncertaintyIsAfter(t *testing.T) {
+	const skew = -2 * time.Second
+	script := func(serverSend time.Duration) *evidence.Record {
+		rec := orphan()
+		rec.NodeAccess = evidence.NodeAccessPod
+		for i, a := range rec.Actions {
+			if a.Kind == "force-delete" {
+				start := a.StartedAt.Add(skew + serverSend)
+				rec.Actions[i].Request = json.RawMessage(`{"verb":"DELETE","path":"/api/v1/namespaces/ns/pods/orphan-process","from":"audit log","auditID":"s1"}`)
+				rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = start, start.Add(5*time.Millisecond)
+				rec.Audit = append(rec.Audit, evidence.AuditEvent{AuditID: "s1", ReceivedAt: start, CompletedAt: start.Add(5 * time.Millisecond),
+					User: "kubernetes-admin", UserAgent: "kubectl/v1.37.2", Verb: "delete", Resource: "pods", Namespace: "ns", Name: "orphan-process", Code: 200, GracePeriodSeconds: i64(0), Result: evidence.AuditGone})
+			}
+		}
+		rec.Actions = append(rec.Actions, evidence.Action{Kind: "create", Target: "other", Request: json.RawMessage(`{"verb":"POST","path":"/api/v1/namespaces/ns/pods"}`), StartedAt: at(1), FinishedAt: at(1.01)})
+		rec.Audit = append(rec.Audit, evidence.AuditEvent{AuditID: "c1", ReceivedAt: at(1.004).Add(skew), CompletedAt: at(1.006).Add(skew),
+			User: "kubernetes-admin", UserAgent: "termlab", Verb: "create", Resource: "pods", Namespace: "ns", Name: "other", Code: 201})
+		return rec
+	}
+	gone := Deleted{ID: "gone", Pod: "orphan-process", After: "force-delete", Within: time.Second}
+	// Sent at 10.048 s by the host's clock (± 5 ms), DELETED seen at 10.05 s.
+	c := DeletedWithin(script(47*time.Millisecond), gone)
+	want(t, c, Pass, "")
+	if c.Observed["deleted_after_seconds"] != 0.002 {
+		t.Fatalf("observed %v", c.Observed)
+	}
+	// Sent at 10.101 s: the DELETED came 51 ms before it.
+	want(t, DeletedWithin(script(100*time.Millisecond), gone), Fail, "before the force-delete request")
+}
