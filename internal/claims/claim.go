@@ -384,11 +384,14 @@ func (k *check) withinClocks(iv evidence.Interval, lo, hi time.Duration, what st
 // the API server, the event by the host, milliseconds apart) and is no
 // reason to leave the claim unchecked. What the claim states about the
 // event (its bound, its content) is decided apart.
-func (k *check) notBeforeCause(iv evidence.Interval) bool {
+//
+// earliest is how early the event's time may read and still be after its
+// cause (0, or less for a time of coarse resolution).
+func (k *check) notBeforeCause(iv evidence.Interval, earliest time.Duration) bool {
 	if len(iv.Unmeasured) > 0 {
 		return true // withinClocks of the same interval says why it is not checked
 	}
-	return iv.D+iv.Uncertainty >= 0
+	return iv.D+iv.Uncertainty >= earliest
 }
 
 // observeInterval records an interval's corrected value under key, and what

@@ -219,7 +219,7 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	k.observe("deleted_resourceVersion", gone.ResourceVersion)
 	k.observe("deletionTimestamp_in_deleted_object", gone.DeletionTimestamp != nil)
 	k.observe("finalizers_in_deleted_object", gone.Finalizers)
-	k.require(k.notBeforeCause(delay), "the DELETED event arrived %s before the %s request", (-delay.D).Round(time.Millisecond), d.After)
+	k.require(k.notBeforeCause(delay, 0), "the DELETED event arrived %s before the %s request", (-delay.D).Round(time.Millisecond), d.After)
 	// An event that came while the pod watch was down is seen only when it is
 	// back: a DELETED seen after the request may have come before it if the
 	// watch was down while the request was made.
@@ -361,7 +361,8 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	if exit.resolution > 0 {
 		earliest = -exit.resolution + time.Nanosecond
 	}
-	k.require(k.withinClocks(iv, earliest, noUpperBound, what), "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
+	// The stop is caused by the request (the kubelet's answer to it).
+	k.require(k.notBeforeCause(iv, earliest), "the container stopped at %s, before the %s request at %s", stamp(stoppedAt), s.After, stamp(act.StartedAt))
 	k.require(k.withinClocks(iv, noLowerBound, s.Within, what), "the container stopped %s after the %s request, later than %s", after.Round(time.Millisecond), s.After, s.Within)
 	if s.NotBefore > 0 {
 		k.require(k.withinClocks(iv, s.NotBefore-exit.resolution, noUpperBound, what), "the container stopped %s after the %s request, earlier than %s", after.Round(time.Millisecond), s.After, s.NotBefore)

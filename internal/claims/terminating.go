@@ -168,7 +168,7 @@ func FailedAndDeletedWithin(rec *evidence.Record, c Collected) Claim {
 	k.observe("deleted_at", stamp(gone.ObservedAt))
 	k.observeInterval("deleted_after_seconds", delay)
 	k.observe("deletionGracePeriodSeconds_in_deleted_object", gone.DeletionGracePeriodSeconds)
-	k.require(k.notBeforeCause(delay), "the DELETED event arrived %s before the %s", (-delay.D).Round(time.Millisecond), c.After)
+	k.require(k.notBeforeCause(delay, 0), "the DELETED event arrived %s before the %s", (-delay.D).Round(time.Millisecond), c.After)
 	k.require(k.withinClocks(delay, noLowerBound, c.Within, what), "the DELETED event arrived %s after the %s, later than %s", delay.D.Round(time.Millisecond), c.After, c.Within)
 	failed, ok := rec.FirstEvent(c.Pod, act.StartedAt, func(e evidence.PodEvent) bool { return e.Phase == "Failed" })
 	if k.require(ok && !failed.ObservedAt.After(gone.ObservedAt), "the pod was not reported phase Failed before it was deleted") {
