@@ -229,14 +229,8 @@ func runDiagnose(ctx context.Context, a *app, req diagnoseRequest) int {
 		d.Watch = req.WatchTimeout
 	}
 	res, err := targets.Diagnose(ctx, log, src, cleanup, d)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// Ctrl-C: the node pods are gone, nothing else to say.
-		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
-		return diagnose.ExitInterrupted
-	case err != nil:
-		// Which cluster was asked is half the answer to "could not read".
-		return fail("%v\n(the cluster asked: %s; choose another with --kubeconfig or --context)", err, desc)
+	if err != nil {
+		return a.runFailed(ctx, err, desc)
 	}
 	if req.Output == outputJSON {
 		// Exactly what the run wrote, once it ended (with a --watch, its
@@ -275,17 +269,24 @@ func noKubeconfig(f *genericclioptions.ConfigFlags) string {
 	return fmt.Sprintf("no kubeconfig names a cluster: looked in %s. Give --kubeconfig <file>, set KUBECONFIG, or create ~/.kube/config (kind and most clusters write one)", strings.Join(searched, ", "))
 }
 
+// runFailed says why a diagnosis (one object's or -A's) ended without an
+// answer, and its exit code: Ctrl-C (the node pods are gone, nothing else to
+// say), else which cluster was asked, half the answer to "could not read".
+func (a *app) runFailed(ctx context.Context, err error, desc string) int {
+	if ctx.Err() != nil {
+		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
+		return diagnose.ExitInterrupted
+	}
+	fmt.Fprintf(a.stderr, "%s: %v\n(the cluster asked: %s; choose another with --kubeconfig or --context)\n", a.display, err, desc)
+	return diagnose.ExitUndecided
+}
+
 // runDiagnoseAll is -A: every object being deleted, a line each (-o json:
 // the -A folder's summary.json), and the worst exit code.
 func runDiagnoseAll(ctx context.Context, a *app, req diagnoseRequest, src diagnose.Source, cleanup func(context.Context) error, resultsDir, desc string) int {
 	s, dir, err := targets.DiagnoseAll(ctx, progress.Default(), src, cleanup, resultsDir, afterInterrupt)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		fmt.Fprintf(a.stderr, "%s: interrupted: %v\n", a.display, err)
-		return diagnose.ExitInterrupted
-	case err != nil:
-		fmt.Fprintf(a.stderr, "%s: %v\n(the cluster asked: %s; choose another with --kubeconfig or --context)\n", a.display, err, desc)
-		return diagnose.ExitUndecided
+	if err != nil {
+		return a.runFailed(ctx, err, desc)
 	}
 	fmt.Fprintf(a.stderr, "evidence: %s\n", dir)
 	if req.Output == outputJSON {
