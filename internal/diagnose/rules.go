@@ -21,8 +21,10 @@ type findingRule[F any] struct {
 	verdict  string
 	evidence []string
 	text     func(F) string
-	// verdictOf, if set, says the verdict instead (it names what was read).
-	verdictOf func(F) string
+	// verdictOf, if set, says the verdict instead (it names what was read);
+	// evidenceOf, the evidence (it names the files read).
+	verdictOf  func(F) string
+	evidenceOf func(F) []string
 }
 
 // findingStep is one place in the report's order of findings: either a
@@ -55,7 +57,11 @@ func findingsFrom[F any](steps []findingStep[F], f F) (out []Finding, fired []st
 			if r.verdictOf != nil {
 				v = r.verdictOf(f)
 			}
-			out = append(out, Finding{ID: r.id, Level: r.level, Verdict: v, Text: r.text(f), Evidence: r.evidence})
+			ev := r.evidence
+			if r.evidenceOf != nil {
+				ev = r.evidenceOf(f)
+			}
+			out = append(out, Finding{ID: r.id, Level: r.level, Verdict: v, Text: r.text(f), Evidence: ev})
 			fired = append(fired, fmt.Sprintf("%s[%d]", r.id, i))
 			break
 		}
