@@ -290,5 +290,9 @@ func (f *nsFacts) removalRejected() bool { return len(f.dryRuns.rejected) > 0 }
 // discoveryIncomplete: what remains of some types is unknown.
 func (f *nsFacts) discoveryIncomplete() bool { return f.discovery != discoveryOK }
 
+// deletionFailed: the namespace controller's last pass says it failed to
+// delete the content or to parse a group/version.
+func (f *nsFacts) deletionFailed() bool { return len(f.failedConditions) > 0 }
+
 // ownFinalizers counts spec.finalizers and metadata.finalizers.
 func (f *nsFacts) ownFinalizers() int { return len(f.spec) + len(f.ns.Finalizers) }

@@ -50,10 +50,15 @@ func (f *nsFacts) groupTexts(keep func(objectGroup) bool) []string {
 func (f *nsFacts) nothingListed() bool { return f.terminating && len(f.groups) == 0 }
 
 // kubernetesFinalizerHeld: the namespace controller keeps its own
-// finalizer while something is left, or may be (discovery failed).
+// finalizer while something is left, or may be (discovery failed), or while
+// its last pass failed to delete the content.
 func (f *nsFacts) kubernetesFinalizerHeld() bool {
-	return f.total > 0 || f.discoveryIncomplete()
+	return f.total > 0 || f.discoveryIncomplete() || f.deletionFailed()
 }
+
+// othersOwnFinalizers: the namespace has finalizers of its own besides
+// kubernetes, which only their owners remove.
+func (f *nsFacts) othersOwnFinalizers() bool { return len(f.otherSpec)+len(f.ns.Finalizers) > 0 }
 
 var nsAnswer = []sentenceRule[*nsFacts]{
 	{id: "namespace-missing", when: func(f *nsFacts) bool { return !f.exists() },
@@ -151,9 +156,14 @@ var nsAnswer = []sentenceRule[*nsFacts]{
 		return one("The namespace's own kubernetes finalizer stays until that is resolved.")
 	}},
 	{id: "kubernetes-finalizer-last", when: func(f *nsFacts) bool {
-		return f.terminating && f.kubernetesFinalizer && !f.kubernetesFinalizerHeld()
+		return f.terminating && f.kubernetesFinalizer && !f.kubernetesFinalizerHeld() && !f.othersOwnFinalizers()
 	}, text: func(*nsFacts) []string {
 		return one("Only the namespace's own kubernetes finalizer is left, which the namespace controller removes on its next pass.")
+	}},
+	{id: "kubernetes-finalizer-next-pass", when: func(f *nsFacts) bool {
+		return f.terminating && f.kubernetesFinalizer && !f.kubernetesFinalizerHeld() && f.othersOwnFinalizers()
+	}, text: func(*nsFacts) []string {
+		return one("The namespace's own kubernetes finalizer goes on the namespace controller's next pass; its other finalizers stay until whoever owns each removes it.")
 	}},
 	{id: "other-spec-finalizers", when: func(f *nsFacts) bool { return f.terminating && len(f.otherSpec) > 0 },
 		text: func(f *nsFacts) []string {
@@ -166,7 +176,7 @@ var nsAnswer = []sentenceRule[*nsFacts]{
 // each of the namespace's own finalizers has a rule that names it, and
 // every leftover type is in the head.
 var nsAnswerSpeaksFor = map[string][]string{
-	FindNSFinalizers: {"namespace-finalizers", "kubernetes-finalizer-stays", "kubernetes-finalizer-last", "other-spec-finalizers"},
+	FindNSFinalizers: {"namespace-finalizers", "kubernetes-finalizer-stays", "kubernetes-finalizer-last", "kubernetes-finalizer-next-pass", "other-spec-finalizers"},
 	"remaining.":     {"pods-hold-everything", "remaining"},
 }
 
@@ -255,7 +265,7 @@ var nsAdvice = []adviceRule[*nsFacts]{
 			}
 			return out
 		}},
-	// Never the finalize subresource blind: one of three, by what is left.
+	// Never the finalize subresource blind: one of four, by what is left.
 	{id: "never-finalize-objects-left", when: func(f *nsFacts) bool { return f.finalizeOnTable() && f.total > 0 }, risk: RiskNote,
 		text: func(f *nsFacts) []string {
 			return one(f.neverFinalize() + fmt.Sprintf(": here %s. The namespace would vanish, but they stay in storage with no namespace to list them by, the cleanup their finalizers guard never runs, and they come back if a namespace named %s is created again.", count(f.total, "object remains", "objects remain"), f.ns.Name))
@@ -266,14 +276,20 @@ var nsAdvice = []adviceRule[*nsFacts]{
 		text: func(f *nsFacts) []string {
 			return one(f.neverFinalize() + ": here discovery failed, so what is left of those types is unknown, to this diagnosis and to the namespace controller alike.")
 		}},
+	{id: "never-finalize-deletion-failed", when: func(f *nsFacts) bool {
+		return f.finalizeOnTable() && f.total == 0 && !f.discoveryIncomplete() && f.deletionFailed()
+	}, risk: RiskNote,
+		text: func(f *nsFacts) []string {
+			return one(f.neverFinalize() + ": here the namespace controller's last pass failed to delete the content (its condition's message says what it could not delete), so something may be left that this diagnosis could not list.")
+		}},
 	{id: "never-finalize-wait-instead", when: func(f *nsFacts) bool {
-		return f.finalizeOnTable() && f.total == 0 && !f.discoveryIncomplete()
+		return f.finalizeOnTable() && !f.kubernetesFinalizerHeld()
 	}, risk: RiskNote,
 		text: func(f *nsFacts) []string {
 			return one(f.neverFinalize() + ": here nothing is left that could be listed, so the namespace controller removes it itself on its next pass — wait for it instead.")
 		}},
 	{id: "nothing-holds-it", when: func(f *nsFacts) bool {
-		return f.terminating && f.total == 0 && !f.discoveryIncomplete() && len(f.unavailable) == 0 && len(f.ns.Finalizers) == 0
+		return f.terminating && !f.kubernetesFinalizerHeld() && len(f.unavailable) == 0 && len(f.ns.Finalizers) == 0
 	}, risk: RiskWait,
 		text: func(*nsFacts) []string {
 			return one("nothing holds the namespace any more; the namespace controller finishes on its next pass.")
