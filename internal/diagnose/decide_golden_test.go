@@ -85,7 +85,7 @@ func TestEveryNamespaceRuleIsExercised(t *testing.T) {
 func ruleIDs[F any](findings []findingStep[F], answer []sentenceRule[F], advice []adviceRule[F]) []string {
 	var all []string
 	for _, step := range findings {
-		if step.name != "" {
+		if step.each != nil {
 			all = append(all, "each."+step.name)
 		}
 		for i, r := range step.rules {

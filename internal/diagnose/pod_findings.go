@@ -12,16 +12,16 @@ import (
 // podFindings is the order of a pod's findings.
 var podFindings = []findingStep[*podFacts]{
 	{rules: deletionRules},
-	{each: finalizerFindings},
+	{each: finalizerFindings, name: "finalizers"},
 	{rules: nodeReadyRules},
 	{rules: taintRules},
 	{rules: leaseRules},
 	{rules: kubeletRules},
-	{each: containerFindings},
-	{each: terminationFindings},
+	{each: containerFindings, name: "containers"},
+	{each: terminationFindings, name: "terminations"},
 	{rules: dryRunRules},
-	{each: volumeFindings},
-	{each: teardownFindings},
+	{each: volumeFindings, name: "volumes"},
+	{each: teardownFindings, name: "teardown"},
 }
 
 // findingsOf runs the pod's finding steps in order (findingsFrom).
