@@ -50,6 +50,9 @@ type nsFacts struct {
 	// in order; claimsLooked: the claims' users were looked up or failed to be.
 	claimUsers   []string
 	claimsLooked bool
+	// pvcController is what was found of the PVC protection controller
+	// when its finalizer holds something ("" when it holds nothing).
+	pvcController Presence
 	// pods are the remaining pods that were diagnosed.
 	pods []PodDiagnosis
 }
@@ -136,6 +139,11 @@ func nsFactsOf(c NamespaceCollected) *nsFacts {
 	}
 	f.waitingPods, f.waitingRest = waitingOnPods(f)
 	f.holders = holdersOf(c)
+	for _, h := range f.holders {
+		if h.finalizer == PVCProtection {
+			f.pvcController = h.ctl.Present
+		}
+	}
 	f.handRemovals = handRemovalsOf(c)
 	f.dryRuns = dryRunsOf(c.DryRuns)
 	for _, cond := range ns.Status.Conditions {

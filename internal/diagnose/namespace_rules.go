@@ -192,10 +192,11 @@ func nsAnswerOf(f *nsFacts, findings []Finding) (string, []string) {
 // rest are one line, since each is the same patch with the same risk.
 const maxHandRemovals = 5
 
-// claimUsersHold: the PVC protection finalizer's controller runs and pods
-// still use the claims it protects, so deleting those pods is the way out.
-func (f *nsFacts) claimUsersHold(h *holder) bool {
-	return h.finalizer == PVCProtection && h.ctl.Present == Present && f.c.ClaimUsersErr == "" && len(f.claimUsers) > 0
+// claimUsersHold: the PVC protection finalizer holds something, its
+// controller runs, and pods still use the claims it protects, so deleting
+// those pods is the way out.
+func (f *nsFacts) claimUsersHold() bool {
+	return f.pvcController == Present && f.c.ClaimUsersErr == "" && len(f.claimUsers) > 0
 }
 
 var nsAdvice = []adviceRule[*nsFacts]{
@@ -216,15 +217,20 @@ var nsAdvice = []adviceRule[*nsFacts]{
 		text: func(*nsFacts) []string { return one("the namespace does not exist.") }},
 	{id: "nothing-to-do", when: func(f *nsFacts) bool { return f.notDeleting() && len(f.unavailable) == 0 }, risk: RiskNothing,
 		text: func(*nsFacts) []string { return one("the namespace is not being deleted.") }},
-	// Each finalizer's step has the risk its controller's presence gives
-	// (controllerStep), or the claim users' when pods keep a claim.
+	// Pods that keep a protected claim: deleting them is the way out, and
+	// the claim's finalizer is never one to remove by hand.
+	{id: "delete-the-claim-users", when: func(f *nsFacts) bool { return f.terminating && f.claimUsersHold() }, risk: RiskSafe,
+		text: func(f *nsFacts) []string {
+			return one(fmt.Sprintf("delete (or let finish) the pods that still use the claims: %s; the PVC protection controller then removes %s by itself. Do not remove %s by hand: the volume could be deleted under a running pod.", strings.Join(f.claimUsers, ", "), PVCProtection, PVCProtection))
+		}},
+	// Each other finalizer's step has the risk its controller's presence
+	// gives (controllerStep).
 	{id: "the-finalizers-controller", when: func(f *nsFacts) bool { return f.terminating }, risk: RiskNote,
 		text: func(f *nsFacts) []string {
 			var out []string
 			for _, h := range f.holders {
-				if f.claimUsersHold(h) {
-					out = append(out, RiskSafe.say(fmt.Sprintf("delete (or let finish) the pods that still use the claims: %s; the PVC protection controller then removes %s by itself. Do not remove %s by hand: the volume could be deleted under a running pod.", strings.Join(f.claimUsers, ", "), PVCProtection, PVCProtection)))
-					continue
+				if h.finalizer == PVCProtection && f.claimUsersHold() {
+					continue // delete-the-claim-users says it
 				}
 				by := ""
 				if h.manager != "" {
