@@ -241,6 +241,15 @@ var nsAdvice = []adviceRule[*nsFacts]{
 			}
 			return out
 		}},
+	// A spec finalizer other than kubernetes: only its owner removes it.
+	{id: "the-spec-finalizers-owner", when: func(f *nsFacts) bool { return f.terminating && len(f.otherSpec) > 0 }, risk: RiskSafe,
+		text: func(f *nsFacts) []string {
+			var out []string
+			for _, fz := range f.otherSpec {
+				out = append(out, fmt.Sprintf("bring back whoever added %s to the namespace's spec.finalizers (a controller that watches namespaces), or find out who did; it removes it through the finalize subresource after its cleanup.", fz))
+			}
+			return out
+		}},
 	{id: "remove-finalizers-by-hand", when: func(f *nsFacts) bool { return f.terminating }, risk: RiskRisky,
 		text: func(f *nsFacts) []string {
 			var out []string
