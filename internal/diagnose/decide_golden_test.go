@@ -65,19 +65,46 @@ func TestEveryRuleIsExercised(t *testing.T) {
 			fired[id]++
 		}
 	}
+	all := append(ruleIDs(podFindings, podAnswer, podAdvice), "advice.nothing-to-do")
+	requireEveryRuleFired(t, "pod", all, fired)
+}
+
+// TestEveryNamespaceRuleIsExercised: the same for the namespace tables.
+func TestEveryNamespaceRuleIsExercised(t *testing.T) {
+	fired := map[string]int{}
+	for _, in := range namespaceCases(t) {
+		for _, id := range DecideNamespace(readNSCase(t, in)).rules {
+			fired[id]++
+		}
+	}
+	requireEveryRuleFired(t, "namespace", ruleIDs(nsFindings, nsAnswer, nsAdvice), fired)
+}
+
+// ruleIDs names every rule of a diagnosis's tables as the decision's fired
+// list names them: <finding id>[<place>], each.<step>, answer.<id>, advice.<id>.
+func ruleIDs[F any](findings []findingStep[F], answer []sentenceRule[F], advice []adviceRule[F]) []string {
 	var all []string
-	for _, step := range podFindings {
+	for _, step := range findings {
+		if step.each != nil {
+			all = append(all, "each."+step.name)
+		}
 		for i, r := range step.rules {
 			all = append(all, fmt.Sprintf("%s[%d]", r.id, i))
 		}
 	}
-	for _, r := range podAnswer {
+	for _, r := range answer {
 		all = append(all, "answer."+r.id)
 	}
-	for _, r := range podAdvice {
+	for _, r := range advice {
 		all = append(all, "advice."+r.id)
 	}
-	all = append(all, "advice.nothing-to-do")
+	return all
+}
+
+// requireEveryRuleFired fails for a rule id used twice or fired by no case
+// under testdata/decide/<kind>.
+func requireEveryRuleFired(t *testing.T, kind string, all []string, fired map[string]int) {
+	t.Helper()
 	seen := map[string]bool{}
 	for _, id := range all {
 		if seen[id] {
@@ -85,7 +112,7 @@ func TestEveryRuleIsExercised(t *testing.T) {
 		}
 		seen[id] = true
 		if fired[id] == 0 {
-			t.Errorf("rule %s speaks in no case under testdata/decide/pod: add a collected.json that needs it", id)
+			t.Errorf("rule %s speaks in no case under testdata/decide/%s: add a collected.json that needs it", id, kind)
 		}
 	}
 }
@@ -120,25 +147,37 @@ func TestReplayReadsBackWhatWasWritten(t *testing.T) {
 }
 
 // podCases are the golden pod cases' collected.json files.
-func podCases(t *testing.T) []string {
+func podCases(t *testing.T) []string { return goldenCases(t, "pod") }
+
+// namespaceCases are the golden namespace cases' collected.json files.
+func namespaceCases(t *testing.T) []string { return goldenCases(t, "namespace") }
+
+func goldenCases(t *testing.T, kind string) []string {
 	t.Helper()
-	inputs, err := filepath.Glob(filepath.Join("testdata", "decide", "pod", "*.collected.json"))
+	inputs, err := filepath.Glob(filepath.Join("testdata", "decide", kind, "*.collected.json"))
 	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no pod cases under testdata/decide/pod (%v)", err)
+		t.Fatalf("no %s cases under testdata/decide/%s (%v)", kind, kind, err)
 	}
 	return inputs
 }
 
-// readCase is a golden case's collected evidence.
-func readCase(t *testing.T, path string) Collected {
+// readCase is a golden pod case's collected evidence.
+func readCase(t *testing.T, path string) Collected { return readJSON[Collected](t, path) }
+
+// readNSCase is a golden namespace case's collected evidence.
+func readNSCase(t *testing.T, path string) NamespaceCollected {
+	return readJSON[NamespaceCollected](t, path)
+}
+
+func readJSON[T any](t *testing.T, path string) T {
 	t.Helper()
+	var v T
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Collected
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return c
+	return v
 }

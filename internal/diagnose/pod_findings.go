@@ -9,66 +9,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// findingRule is one way a finding can read: the first rule of an id whose
-// when holds decides that finding (the rules of one id are alternatives, in
-// order, like a switch).
-type findingRule struct {
-	id       string
-	when     func(*podFacts) bool
-	level    Level
-	verdict  string
-	evidence []string
-	text     func(*podFacts) string
-	// verdictOf, if set, says the verdict instead (it names what was read).
-	verdictOf func(*podFacts) string
-}
-
-// findingStep is one place in the report's order of findings: either a
-// table of alternatives for one id, or the findings of each item (each
-// finalizer, each container).
-type findingStep struct {
-	rules []findingRule
-	each  func(*podFacts) []Finding
-}
-
 // podFindings is the order of a pod's findings.
-var podFindings = []findingStep{
+var podFindings = []findingStep[*podFacts]{
 	{rules: deletionRules},
-	{each: finalizerFindings},
+	{each: finalizerFindings, name: "finalizers"},
 	{rules: nodeReadyRules},
 	{rules: taintRules},
 	{rules: leaseRules},
 	{rules: kubeletRules},
-	{each: containerFindings},
-	{each: terminationFindings},
+	{each: containerFindings, name: "containers"},
+	{each: terminationFindings, name: "terminations"},
 	{rules: dryRunRules},
-	{each: volumeFindings},
-	{each: teardownFindings},
+	{each: volumeFindings, name: "volumes"},
+	{each: teardownFindings, name: "teardown"},
 }
 
-// findingsOf runs the steps in order; fired names each table rule that
-// decided a finding, as <id>[<its place among the id's rules>].
-func findingsOf(f *podFacts) (out []Finding, fired []string) {
-	for _, step := range podFindings {
-		if step.each != nil {
-			out = append(out, step.each(f)...)
-			continue
-		}
-		for i, r := range step.rules {
-			if !r.when(f) {
-				continue
-			}
-			v := r.verdict
-			if r.verdictOf != nil {
-				v = r.verdictOf(f)
-			}
-			out = append(out, Finding{ID: r.id, Level: r.level, Verdict: v, Text: r.text(f), Evidence: r.evidence})
-			fired = append(fired, fmt.Sprintf("%s[%d]", r.id, i))
-			break
-		}
-	}
-	return out, fired
-}
+// findingsOf runs the pod's finding steps in order (findingsFrom).
+func findingsOf(f *podFacts) ([]Finding, []string) { return findingsFrom(podFindings, f) }
 
 // Predicates the tables share.
 func always(*podFacts) bool      { return true }
@@ -79,7 +36,7 @@ func nodeIs(s nodeState) func(*podFacts) bool {
 
 var deletionEvidence = []string{PodFile + ": metadata.deletionTimestamp, metadata.deletionGracePeriodSeconds"}
 
-var deletionRules = []findingRule{
+var deletionRules = []findingRule[*podFacts]{
 	{id: FindDeletion, when: func(f *podFacts) bool { return !f.deleting }, level: Info, verdict: verdictNotRequested, evidence: deletionEvidence,
 		text: func(*podFacts) string { return "No deletion was requested: the pod has no deletionTimestamp." }},
 	{id: FindDeletion, when: (*podFacts).pastGrace, level: Blocking, verdict: "requested", evidence: deletionEvidence,
@@ -119,7 +76,7 @@ func finalizerFindings(f *podFacts) []Finding {
 	return out
 }
 
-var nodeReadyRules = []findingRule{
+var nodeReadyRules = []findingRule[*podFacts]{
 	{id: FindNodeReady, when: nodeIs(nodeUnscheduled), level: Info, verdict: "unscheduled", evidence: []string{PodFile + ": spec.nodeName"},
 		text: func(*podFacts) string {
 			return "The pod was never scheduled: no kubelet has to stop anything, and a deletion needs nobody but the API server (and its finalizers)."
@@ -182,7 +139,7 @@ func taintsAre(t taintState) func(*podFacts) bool {
 
 var taintEvidence = []string{NodeFile + ": spec.taints"}
 
-var taintRules = []findingRule{
+var taintRules = []findingRule[*podFacts]{
 	{id: FindNodeTaints, when: taintsAre(taintsOutOfService), level: Warning, verdict: "out-of-service", evidence: taintEvidence,
 		text: func(f *podFacts) string {
 			return fmt.Sprintf("Node %s carries the out-of-service taint (%s): the pod garbage collector force-deletes pods terminating there once the node is NotReady, whether or not their containers still run.", f.node, strings.Join(f.taintList, ", "))
@@ -205,7 +162,7 @@ func leaseIs(s leaseState) func(*podFacts) bool {
 
 var leaseEvidence = []string{LeaseFile + ": spec.renewTime"}
 
-var leaseRules = []findingRule{
+var leaseRules = []findingRule[*podFacts]{
 	{id: FindNodeLease, when: leaseIs(leaseUnreadable), level: NotChecked, verdict: "not checked", evidence: []string{LeaseFile},
 		text: func(f *podFacts) string {
 			return fmt.Sprintf("The Lease of node %s was not checked: %s.", f.node, f.c.LeaseErr)
@@ -228,7 +185,7 @@ func kubeletIs(s kubeletSays) func(*podFacts) bool {
 	return func(f *podFacts) bool { return scheduled(f) && f.kubelet == s }
 }
 
-var kubeletRules = []findingRule{
+var kubeletRules = []findingRule[*podFacts]{
 	{id: FindKubelet, when: kubeletIs(kubeletNotAsked), level: NotChecked, verdict: "not checked",
 		text: func(f *podFacts) string {
 			return fmt.Sprintf("Whether the kubelet on %s runs was not checked: %s.", f.node, f.c.Kubelet.NotChecked)
@@ -369,7 +326,7 @@ func dryRunIs(s dryRunState) func(*podFacts) bool {
 	return func(f *podFacts) bool { return f.dryRun == s }
 }
 
-var dryRunRules = []findingRule{
+var dryRunRules = []findingRule[*podFacts]{
 	{id: FindDryRun, when: dryRunIs(dryRunSkipped), level: NotChecked, verdict: "not checked",
 		text: func(f *podFacts) string {
 			return "Whether removing the finalizers would be accepted was not checked: " + f.c.DryRun.Skipped + "."

@@ -2,52 +2,15 @@ package diagnose
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 )
 
 // A pod's answer and advice are ordered tables of small rules decided from
-// the facts: each rule has an id (tests and TestEveryRuleIsExercised name
-// it), a when, and its words; advice also has its risk. Adding a cause is
-// adding rules here, not another branch in a long function.
+// the facts (rules.go has their shape and the loops that run them). Adding
+// a cause is adding rules here, not another branch in a long function.
 
-// sentenceRule is one sentence (or one per item) of the answer.
-type sentenceRule struct {
-	id   string
-	when func(*podFacts) bool
-	text func(*podFacts) []string
-}
-
-// Risk is how an advice step says what acting on it risks; it opens the step.
-type Risk string
-
-// Risks, safest first.
-const (
-	RiskNothing   Risk = "Nothing to do"
-	RiskSafe      Risk = "Safe"
-	RiskWait      Risk = "Wait"
-	RiskLow       Risk = "Low risk"
-	RiskUnknown   Risk = "Unknown risk"
-	RiskRisky     Risk = "Risky"
-	RiskDangerous Risk = "Dangerous now"
-	// RiskNotHonest: the step would state something the evidence contradicts.
-	RiskNotHonest Risk = "Not honest here"
-	// RiskNote is a fact to weigh, with no step of its own: no prefix.
-	RiskNote Risk = ""
-)
-
-// adviceRule is one step (or one per item) of the advice.
-type adviceRule struct {
-	id   string
-	when func(*podFacts) bool
-	risk Risk
-	text func(*podFacts) []string
-}
-
-func one(s string) []string { return []string{s} }
-
-var podAnswer = []sentenceRule{
+var podAnswer = []sentenceRule[*podFacts]{
 	{id: "not-deleting", when: func(f *podFacts) bool { return !f.deleting },
 		text: func(f *podFacts) []string {
 			return one(fmt.Sprintf("Pod %s is not being deleted (no deletionTimestamp).", f.ref()))
@@ -186,7 +149,7 @@ func forceWhenAllExited(f *podFacts) bool {
 // deletingWithoutFinalizers: only the kubelet (or a force delete) ends it.
 func deletingWithoutFinalizers(f *podFacts) bool { return f.deleting && !f.hasFinalizers() }
 
-var podAdvice = []adviceRule{
+var podAdvice = []adviceRule[*podFacts]{
 	{id: "release-the-mount", when: volumeBusy, risk: RiskSafe, text: volumeBusyAdvice},
 	{id: "force-delete-leaves-the-mount", when: volumeBusy, risk: RiskRisky,
 		text: func(f *podFacts) []string {
@@ -303,82 +266,30 @@ const nothingToDo = "not being deleted, and nothing found would hold a deletion 
 // answerOf and adviceOf run the tables in order; fired names the rules that
 // said something, in order.
 func answerOf(f *podFacts, findings []Finding) (answer string, fired []string) {
-	var s []string
-	for _, r := range podAnswer {
-		if !r.when(f) {
-			continue
-		}
-		if t := r.text(f); len(t) > 0 {
-			s = append(s, t...)
-			fired = append(fired, "answer."+r.id)
-		}
-	}
+	s, fired := sentencesFrom(podAnswer, f)
 	// A warning is a cause to weigh: one no sentence above spoke for goes
 	// into the answer in its own words, not only into the findings list
 	// (a stopped kubelet unit beside a finalizer: removing the finalizer
 	// would not stop the container).
-	for _, fd := range findings {
-		if fd.Level == Warning && !spokenFor(fd.ID, fired) {
-			lead := "Also weigh: "
-			if fd.ID == FindTermination { // its text is the kubelet's record, not a sentence about it
-				lead = "Also weigh what the kubelet reported of the kill: "
-			}
-			s = append(s, lead+fd.Text)
-			fired = append(fired, "answer.warning."+fd.ID)
-		}
-	}
+	s, fired = weighWarnings(findings, podAnswerSpeaksFor, s, fired)
 	return strings.Join(s, " "), fired
 }
 
-// answerSpeaksFor are, by finding id (or its prefix, ending in "."), the
+// podAnswerSpeaksFor are, by finding id (or its prefix, ending in "."), the
 // answer rules whose sentence says what a warning of that finding says.
-var answerSpeaksFor = map[string][]string{
+var podAnswerSpeaksFor = map[string][]string{
 	"container.": {"container-still-running", "container-runs", "container-exited", "container-not-checked"},
 	"finalizer.": {"finalizers"},
 	FindVolumes:  {"volume-busy"},
 }
 
-// spokenFor: one of the answer rules that fired speaks for finding id.
-func spokenFor(id string, fired []string) bool {
-	for key, rules := range answerSpeaksFor {
-		if key != id && !(strings.HasSuffix(key, ".") && strings.HasPrefix(id, key)) {
-			continue
-		}
-		for _, r := range rules {
-			if slices.Contains(fired, "answer."+r) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 func adviceOf(f *podFacts) (advice, fired []string) {
-	for _, r := range podAdvice {
-		if !r.when(f) {
-			continue
-		}
-		t := r.text(f)
-		for _, step := range t {
-			advice = append(advice, r.risk.say(step))
-		}
-		if len(t) > 0 {
-			fired = append(fired, "advice."+r.id)
-		}
-	}
+	advice, fired = stepsFrom(podAdvice, f)
 	if len(advice) == 0 {
 		advice = append(advice, RiskNothing.say("the pod is "+nothingToDo))
 		fired = append(fired, "advice.nothing-to-do")
 	}
 	return advice, fired
-}
-
-// say opens a step with its risk.
-func (r Risk) say(step string) string {
-	if r == RiskNote {
-		return step
-	}
-	return string(r) + ": " + step
 }
 
 // terminatingNormally: deleted, within its grace period, nothing holds it
