@@ -73,6 +73,8 @@ func TestDiagnoseArguments(t *testing.T) {
 		{"flags before the object", []string{"diagnose", "-o", "json", "-n", "shop", "x"}, target{Namespace: "shop", Pod: "x"}},
 		{"-A: everything being deleted", []string{"diagnose", "-A"}, target{All: true}},
 		{"--all-namespaces -o json", []string{"diagnose", "--all-namespaces", "-o", "json"}, target{All: true}},
+		{"no object: what is stuck in the context's namespace", []string{"diagnose"}, target{All: true, Namespace: "from-context"}},
+		{"no object, -n: what is stuck in it", []string{"diagnose", "-n", "shop", "--older-than", "5m"}, target{All: true, Namespace: "shop"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,14 +118,14 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 	}{
 		{"unknown flag", []string{"diagnose", "pod/x", "--frobnicate"}, "unknown flag: --frobnicate"},
 		{"-o yaml", []string{"diagnose", "pod/x", "-o", "yaml"}, "want text or json"},
-		{"nothing to diagnose", []string{"diagnose"}, "want pod/<name>, ns/<name>"},
+		{"no object --watch", []string{"diagnose", "--watch"}, "--watch follows one object"},
 		{"another resource", []string{"diagnose", "deployment/web"}, `not "deployment"`},
 		{"empty name", []string{"diagnose", "pod/"}, "want pod/<name>"},
 		{"a path", []string{"diagnose", "pod/a/b"}, "want pod/<name>"},
 		{"two objects", []string{"diagnose", "pod/a", "pod/b"}, "one object"},
 		{"three arguments", []string{"diagnose", "pod", "a", "b"}, "one object"},
 		{"unknown command", []string{"diagnoze", "pod/x"}, "Commands: cluster:down"},
-		{"-A and an object", []string{"diagnose", "-A", "pod/x"}, "-A diagnoses every pod and namespace being deleted: give no object"},
+		{"-A and an object", []string{"diagnose", "-A", "pod/x"}, "-A diagnoses every pod and namespace stuck deleting: give no object"},
 		{"-A --watch", []string{"diagnose", "-A", "--watch"}, "and no --watch"},
 	}
 	for _, tc := range tests {
@@ -138,7 +140,7 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 			if !strings.Contains(stderr, tc.says) {
 				t.Errorf("stderr does not say %q:\n%s", tc.says, stderr)
 			}
-			if tc.args[0] == "diagnose" && !strings.Contains(stderr, "Usage: kubectl termlab diagnose (pod/<name> | ns/<name>") {
+			if tc.args[0] == "diagnose" && !strings.Contains(stderr, "Usage: kubectl termlab diagnose [pod/<name> | ns/<name>") {
 				t.Errorf("stderr does not show what is accepted:\n%s", stderr)
 			}
 		})
@@ -149,7 +151,7 @@ func TestDiagnoseUsageErrors(t *testing.T) {
 func TestInvokedAsPlugin(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := Run(context.Background(), []string{"/usr/local/bin/" + PluginName, "diagnose", "--help"}, &stdout, &stderr)
-	if code != 0 || !strings.Contains(stdout.String(), "kubectl termlab diagnose (pod/<name>") || !strings.Contains(stdout.String(), "--kubeconfig") {
+	if code != 0 || !strings.Contains(stdout.String(), "kubectl termlab diagnose [pod/<name>") || !strings.Contains(stdout.String(), "--kubeconfig") {
 		t.Errorf("exit %d; help:\n%s%s", code, stdout.String(), stderr.String())
 	}
 	stdout.Reset()

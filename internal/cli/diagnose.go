@@ -46,10 +46,13 @@ type diagnoseRequest struct {
 	WatchTimeout time.Duration
 	// allNamespaces is -A, read into target.All.
 	allNamespaces bool
+	// OlderThan is --older-than: what a whole diagnosis leaves out as too young.
+	OlderThan time.Duration
 }
 
 // target is what to diagnose: a pod (Pod set), a namespace, or with All
-// everything being deleted (-A).
+// everything stuck deleting: in every namespace (-A, Namespace ""), or in
+// Namespace (no object given).
 type target struct {
 	Namespace, Pod string
 	All            bool
@@ -59,7 +62,7 @@ func (a *app) diagnoseCommand() *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	var req diagnoseRequest
 	cmd := &cobra.Command{
-		Use:   "diagnose (pod/<name> | ns/<name> | pod <name> | namespace <name> | <name> | -A) [-n <namespace>] [-o text|json] [--node-access] [--evidence-dir <dir>]",
+		Use:   "diagnose [pod/<name> | ns/<name> | pod <name> | namespace <name> | <name> | -A] [-n <namespace>] [--older-than 1m] [-o text|json] [--node-access] [--evidence-dir <dir>]",
 		Short: "Says, read-only, why a pod or namespace is still there",
 		Long: `diagnose reads a pod (or a namespace) and what holds it: deletion request and
 grace deadline, finalizers and whether a controller could remove them, the
@@ -76,6 +79,16 @@ containers on the node) say "not checked" unless --node-access, which starts a
 short-lived privileged pod on each node asked about, removed before it returns
 (also after Ctrl-C).
 
+With no object it looks at everything stuck deleting in the namespace (-n,
+else the context's), with -A in every namespace: each pod and namespace whose
+deletionTimestamp is older than --older-than (a pod's is the end of its grace
+period) is diagnosed into its own report folder, and one line each says what
+holds it, who can release it and the safest step; pods of a namespace being
+deleted are in their namespace's report. Its exit code is the worst found.
+It lists in pages of 500, and makes 5 API requests per pod and about 45 per
+namespace (a LIST per resource type), at most 50 per second: 1,000 stuck
+pods take about 100 s (summary.json counts the requests).
+
 ` + exitCodeText,
 		Example: `  kubectl termlab diagnose -A
   kubectl termlab diagnose pod/web-0 -n shop
@@ -90,12 +103,12 @@ short-lived privileged pod on each node asked about, removed before it returns
 			}
 			if req.allNamespaces {
 				if len(args) > 0 || req.Watch {
-					return fmt.Errorf("-A diagnoses every pod and namespace being deleted: give no object (got %q) and no --watch", strings.Join(args, " "))
+					return fmt.Errorf("-A diagnoses every pod and namespace stuck deleting: give no object (got %q) and no --watch", strings.Join(args, " "))
 				}
 				req.target, req.Flags = target{All: true}, flags
 				return nil
 			}
-			t, err := parseTarget(args, func() (string, error) {
+			namespace := func() (string, error) {
 				ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
 				if clientcmd.IsEmptyConfig(err) {
 					// No kubeconfig at all: kubectl's default, and the
@@ -103,7 +116,23 @@ short-lived privileged pod on each node asked about, removed before it returns
 					return "default", nil
 				}
 				return ns, err
-			})
+			}
+			if len(args) == 0 {
+				// As `kubectl get pods`: no object, the namespace's.
+				if req.Watch {
+					return errors.New("--watch follows one object: name it (pod/<name> or ns/<name>)")
+				}
+				ns, err := namespace()
+				if err != nil {
+					return fmt.Errorf("finding the namespace to look in (give -n <namespace> or -A): %w", err)
+				}
+				if ns == "" {
+					ns = "default"
+				}
+				req.target, req.Flags = target{All: true, Namespace: ns}, flags
+				return nil
+			}
+			t, err := parseTarget(args, namespace)
 			if err != nil {
 				return err
 			}
@@ -123,7 +152,8 @@ short-lived privileged pod on each node asked about, removed before it returns
 		// Zero is not "no timeout" here: a diagnosis should name the request that hung.
 		f.Usage = fmt.Sprintf("how long each request to the API server may take (e.g. 5s, 2m); 0 means diagnose's default, %s", stack.DefaultRequestTimeout)
 	}
-	cmd.Flags().BoolVarP(&req.allNamespaces, "all-namespaces", "A", false, "diagnose every pod and namespace being deleted (a deletionTimestamp), in every namespace: one line each with its cause, a report folder each")
+	cmd.Flags().BoolVarP(&req.allNamespaces, "all-namespaces", "A", false, "diagnose every pod and namespace stuck deleting (a deletionTimestamp older than --older-than), in every namespace: one line each with its cause, who can release it and the safest step; a report folder each. With no object and no -A: the same in the namespace (-n, else the context's)")
+	cmd.Flags().DurationVar(&req.OlderThan, "older-than", diagnose.DefaultOlderThan, "with -A or no object: leave out what has been deleting for less (its deletionTimestamp younger; a pod's is the end of its grace period)")
 	cmd.Flags().StringVarP(&req.Output, "output", "o", outputText, "text (the answer, findings and advice) or json (the report's summary.json, nothing else on stdout)")
 	cmd.Flags().BoolVar(&req.NodeAccess, "node-access", false, "start a short-lived privileged pod on each node asked about, to check the kubelet and the containers there (removed before it returns)")
 	cmd.Flags().BoolVar(&req.AllNodes, "all-nodes", false, "a pod that is gone and whose node no event names: search every node for its containers (one node pod each with --node-access)")
@@ -284,7 +314,8 @@ func (a *app) runFailed(ctx context.Context, err error, desc string) int {
 // runDiagnoseAll is -A: every object being deleted, a line each (-o json:
 // the -A folder's summary.json), and the worst exit code.
 func runDiagnoseAll(ctx context.Context, a *app, req diagnoseRequest, src diagnose.Source, cleanup func(context.Context) error, resultsDir, desc string) int {
-	s, dir, err := targets.DiagnoseAll(ctx, progress.Default(), src, cleanup, resultsDir, afterInterrupt)
+	scope := diagnose.Scope{Namespace: req.Namespace, OlderThan: req.OlderThan}
+	s, dir, err := targets.DiagnoseAll(ctx, progress.Default(), src, cleanup, scope, resultsDir, afterInterrupt)
 	if err != nil {
 		return a.runFailed(ctx, err, desc)
 	}
@@ -304,25 +335,47 @@ func runDiagnoseAll(ctx context.Context, a *app, req diagnoseRequest, src diagno
 	return code
 }
 
-// printAll is -A's text: one line per object, its exit code and cause.
+// printAll is a whole diagnosis' text: one line per object, its age (since
+// its deletionTimestamp), exit code, cause, who can release it and the
+// safest step; then what was left out and the requests made.
 func printAll(w io.Writer, s diagnose.AllSummary) {
 	if len(s.Rows) == 0 {
-		fmt.Fprintln(w, "Nothing is being deleted: no pod or namespace has a deletionTimestamp.")
+		_, why := s.Exit()
+		fmt.Fprintf(w, "Nothing is stuck deleting in %s: %s.\n", scopeOf(s), why)
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "OBJECT\tDELETING FOR\tEXIT\tWHAT HOLDS IT")
+	fmt.Fprintln(tw, "OBJECT\tAGE\tEXIT\tWHAT HOLDS IT\tWHO CAN RELEASE IT\tSAFEST STEP")
 	for _, r := range s.Rows {
-		cause := r.Why
+		cause := strings.TrimPrefix(r.Why, "held; blocking: ")
 		if r.Error != "" {
 			cause = "could not be diagnosed: " + r.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.String(), s.At.Sub(r.Requested).Round(time.Second), r.Code, cause)
+		who := strings.Join(r.WhoCanRelease, "; ")
+		if who == "" {
+			who = "-"
+		}
+		step := r.SafestStep
+		if step == "" {
+			step = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.String(), s.At.Sub(r.DeletionTimestamp).Round(time.Second), r.Code, cause, who, step)
 	}
 	_ = tw.Flush()
 	if s.SkippedPods > 0 {
 		fmt.Fprintf(w, "(%d pods of namespaces being deleted: in their namespace's report.)\n", s.SkippedPods)
 	}
+	if s.Younger > 0 {
+		fmt.Fprintf(w, "(%d deleting for less than %gs: left out, see --older-than.)\n", s.Younger, s.OlderThanSeconds)
+	}
+}
+
+// scopeOf says where a whole diagnosis looked.
+func scopeOf(s diagnose.AllSummary) string {
+	if s.Namespace == "" {
+		return "any namespace"
+	}
+	return "namespace " + s.Namespace
 }
 
 // printText is -o text: the answer, each finding (level, id, text), the advice.

@@ -31,17 +31,59 @@ func TestFindDeletingListsWhatHasADeletionTimestamp(t *testing.T) {
 		pod("live", "running", nil), pod("live", "held-late", at(9)), pod("live", "held-early", at(2)),
 		pod("going", "inside", at(4)),
 	)
-	got, skipped, err := FindDeleting(context.Background(), client)
-	if err != nil {
-		t.Fatal(err)
+	now := at(10).Time
+	for _, tc := range []struct {
+		scope            Scope
+		want             string
+		skipped, younger int
+	}{
+		{Scope{}, "namespace/gone-first namespace/going pod/live/held-early pod/live/held-late", 1, 0},
+		// 90 s: held-late's deletionTimestamp (a minute ago) is too young.
+		{Scope{OlderThan: 90 * time.Second}, "namespace/gone-first namespace/going pod/live/held-early", 1, 1},
+		{Scope{Namespace: "live"}, "pod/live/held-early pod/live/held-late", 0, 0},
+		// A namespace being deleted: itself, its pods left to its report.
+		{Scope{Namespace: "going"}, "namespace/going", 1, 0},
+		{Scope{Namespace: "going", OlderThan: 8 * time.Minute}, "", 1, 1},
+	} {
+		got, err := FindDeleting(context.Background(), client, tc.scope, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range got.Objects {
+			names = append(names, d.String())
+		}
+		if strings.Join(names, " ") != tc.want || got.SkippedPods != tc.skipped || got.Younger != tc.younger {
+			t.Errorf("%s: found %v, skipped %d, younger %d; want %q, skipped %d, younger %d", tc.scope, names, got.SkippedPods, got.Younger, tc.want, tc.skipped, tc.younger)
+		}
 	}
-	var names []string
-	for _, d := range got {
-		names = append(names, d.String())
+}
+
+// The safest step is the lowest risk's first, notes and dishonest steps
+// never; who can release a held object is named per cause.
+func TestSafestStepAndWhoCanRelease(t *testing.T) {
+	advice := []string{
+		"bring back nothing: a note",
+		RiskRisky.say("remove finalizer a by hand"),
+		RiskNotHonest.say("the out-of-service taint"),
+		RiskSafe.say("start the kubelet on w1"),
+		RiskSafe.say("a second safe step"),
 	}
-	want := "namespace/gone-first namespace/going pod/live/held-early pod/live/held-late"
-	if strings.Join(names, " ") != want || skipped != 1 {
-		t.Errorf("found %v, skipped %d; want %s, skipped 1", names, skipped, want)
+	if got := SafestStep(advice); got != "Safe: start the kubelet on w1" {
+		t.Errorf("SafestStep = %q", got)
+	}
+	if got := SafestStep([]string{"a note", RiskNotHonest.say("x")}); got != "" {
+		t.Errorf("SafestStep of notes = %q, want none", got)
+	}
+	r := Report{Node: "w1", Findings: []Finding{
+		{ID: "deletion", Level: Blocking},
+		{ID: "finalizer.example.com/a", Level: Blocking},
+		{ID: "node.ready", Level: Blocking},
+		{ID: "node.lease", Level: Blocking},
+		{ID: "finalizer.example.com/b", Level: Warning},
+	}}
+	if got := strings.Join(WhoCanRelease(r), "; "); got != "the controller of example.com/a; the kubelet on w1" {
+		t.Errorf("WhoCanRelease = %q", got)
 	}
 }
 
@@ -62,7 +104,7 @@ func TestAllExitIsTheWorst(t *testing.T) {
 			t.Errorf("%v: exit %d (%s), want %d", tc.rows, got, why, tc.want)
 		}
 	}
-	if md := AllMarkdown(AllSummary{}); !strings.Contains(md, "No pod or namespace has a deletionTimestamp") {
+	if md := AllMarkdown(AllSummary{}); !strings.Contains(md, "No pod or namespace in scope has an older deletionTimestamp") {
 		t.Errorf("nothing deleting:\n%s", md)
 	}
 	md := AllMarkdown(AllSummary{Rows: []AllRow{{Deleting: Deleting{Kind: KindPod, Namespace: "n", Name: "p"}, Code: ExitHeld, Why: "held; blocking: finalizer.a|b", Dir: "x"}}})

@@ -45,6 +45,9 @@ type Source struct {
 	// SearchAllNodes lets such a pod be searched for on every one of Nodes;
 	// unset, diagnose says how to ask for it instead.
 	SearchAllNodes bool
+	// Requests counts the API requests Client, Dynamic and Metadata made so
+	// far; nil when they are not counted.
+	Requests func() int
 }
 
 // NodeAccess is the node exec seam by node name, or why there is none.

@@ -3,6 +3,8 @@ package stack
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -109,8 +111,14 @@ func DiagnoseSourceFromConfig(ctx context.Context, log *progress.Logger, c Confi
 	})
 	controlPlane := envTrue(EnvControlPlaneAccess)
 	src.Node = func(ctx context.Context, name string) (kubelet.Node, string) {
-		if !controlPlane && isControlPlane(ctx, client, name) {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err == nil && !controlPlane && hasControlPlaneRole(node) {
 			return nil, fmt.Sprintf("node %s is a control-plane node, whose disk holds the cluster's CA and etcd keys: termlab starts a privileged pod there only with %s=1", name, EnvControlPlaneAccess)
+		}
+		// A pod there needs its kubelet: one that stopped reporting would
+		// leave the node pod Pending for the whole start timeout.
+		if err == nil && !nodeReady(node) {
+			return nil, fmt.Sprintf("node %s is not Ready (its kubelet is not reporting), so no node pod can start there: look on the machine itself (systemctl status kubelet, crictl ps)", name)
 		}
 		done := log.Step("starting a node pod on " + name)
 		n, why := pods.Node(ctx, name)
@@ -146,6 +154,10 @@ func diagnoseClients(cfg *rest.Config, desc string) (diagnose.Source, *rest.Conf
 	cfg.QPS, cfg.Burst = 50, 100
 	// Deprecation warnings (v1 Endpoints …) are about the LISTs, not the answer.
 	cfg.WarningHandler = rest.NoWarnings{}
+	// Every request counted, for the requests per object a whole
+	// diagnosis states.
+	var requests atomic.Int64
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, n: &requests} })
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a client from %s: %w", desc, err)
@@ -158,8 +170,23 @@ func diagnoseClients(cfg *rest.Config, desc string) (diagnose.Source, *rest.Conf
 	if err != nil {
 		return diagnose.Source{}, cfg, nil, fmt.Errorf("building a metadata client from %s: %w", desc, err)
 	}
-	return diagnose.Source{Client: client, Dynamic: dyn, Metadata: meta, Node: diagnose.NoNodeAccess(NeedsNodeAccess)}, cfg, client, nil
+	count := func() int { return int(requests.Load()) }
+	return diagnose.Source{Client: client, Dynamic: dyn, Metadata: meta, Node: diagnose.NoNodeAccess(NeedsNodeAccess), Requests: count}, cfg, client, nil
 }
+
+// countingTransport counts the requests sent through it.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.next.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go reach the transport beneath.
+func (t countingTransport) WrappedRoundTripper() http.RoundTripper { return t.next }
 
 // realNodes are the cluster's nodes that run a kubelet (not kwok's fake ones).
 func realNodes(ctx context.Context, client kubernetes.Interface) []string {
@@ -176,14 +203,14 @@ func realNodes(ctx context.Context, client kubernetes.Interface) []string {
 	return out
 }
 
-// isControlPlane says whether the node has the control-plane role (an
-// unreadable node is not taken for one: opening its pod fails on its own).
-func isControlPlane(ctx context.Context, client kubernetes.Interface, name string) bool {
-	n, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return false
+// nodeReady: the node's Ready condition is True.
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
 	}
-	return hasControlPlaneRole(n)
+	return false
 }
 
 // hasControlPlaneRole reports the role kubeadm (and so kind) gives the

@@ -141,13 +141,14 @@ func DiagnoseMage(ctx context.Context, w io.Writer, pod, namespace, kubeconfig *
 	return nil
 }
 
-// DiagnoseAll is `diagnose -A`: every pod and namespace being deleted, each
-// diagnosed into its own folder, and the whole in one more; cleanup (the
-// node pods) always runs, as for Diagnose.
-func DiagnoseAll(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, resultsDir string, afterInterrupt time.Duration) (s diagnose.AllSummary, dir string, err error) {
+// DiagnoseAll is a whole diagnosis (`diagnose -A`, or `-n <ns>` with no
+// object): every pod and namespace in scope stuck deleting, each diagnosed
+// into its own folder, and the whole in one more; cleanup (the node pods)
+// always runs, as for Diagnose.
+func DiagnoseAll(ctx context.Context, log *progress.Logger, src diagnose.Source, cleanup func(context.Context) error, scope diagnose.Scope, resultsDir string, afterInterrupt time.Duration) (s diagnose.AllSummary, dir string, err error) {
 	defer func() { err = errors.Join(err, cleanUp(ctx, cleanup, afterInterrupt)) }()
-	done := log.Step("finding every pod and namespace being deleted")
-	s, dir, err = diagnose.RunAll(ctx, src, resultsDir, func(i, n int, d diagnose.Deleting) {
+	done := log.Step("finding the pods and namespaces stuck deleting in " + scope.String())
+	s, dir, err = diagnose.RunAll(ctx, src, scope, resultsDir, func(i, n int, d diagnose.Deleting) {
 		if i == 1 {
 			done(nil)
 		}
