@@ -265,18 +265,18 @@ func decideGone(c Collected, namespace, name string) Report {
 
 	switch {
 	case len(running) > 0 && len(kubeletDown) > 0:
-		r.Advice = append(r.Advice, fmt.Sprintf("Safe: start the kubelet on %s (`systemctl start kubelet` on the node). It kills containers of pods that no longer exist at once (SIGKILL: the grace period went with the object).", strings.Join(kubeletDown, ", ")))
+		r.Advice = append(r.Advice, RiskSafe.say(fmt.Sprintf("start the kubelet on %s (`systemctl start kubelet` on the node). It kills containers of pods that no longer exist at once (SIGKILL: the grace period went with the object).", strings.Join(kubeletDown, ", "))))
 	case len(running) > 0:
 		r.Advice = append(r.Advice, "The kubelet is active and should kill the container of a pod that no longer exists within seconds; diagnose again. If it stays, read the kubelet's log (journalctl -u kubelet on the node), then stop it by hand (`crictl stop <id>` on the node).")
 	}
 	if len(running) > 0 {
-		r.Advice = append(r.Advice, "Dangerous until it stops: a replacement with the same identity (a StatefulSet's pod of the same name) may already run elsewhere, so two processes may write the same data. Fence the node or stop the old process before trusting the new one.")
+		r.Advice = append(r.Advice, RiskDangerous.say("a replacement with the same identity (a StatefulSet's pod of the same name) may already run elsewhere, so until the old process stops two may write the same data. Fence the node or stop the old process before trusting the new one."))
 	}
 	if len(unchecked) > 0 {
-		r.Advice = append(r.Advice, "Unknown risk: look on the node (crictl ps -a --label io.kubernetes.pod.name=<name>) or rerun with -nodeaccess before assuming the process is gone.")
+		r.Advice = append(r.Advice, RiskUnknown.say("look on the node (crictl ps -a --label io.kubernetes.pod.name=<name>), or rerun with the node access the not-checked finding names, before assuming the process is gone."))
 	}
 	if len(r.Advice) == 0 {
-		r.Advice = append(r.Advice, "Nothing to do: the object is gone and no process of it runs on the nodes searched.")
+		r.Advice = append(r.Advice, RiskNothing.say("the object is gone and no process of it runs on the nodes searched."))
 	}
 	return r
 }

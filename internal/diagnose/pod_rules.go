@@ -217,7 +217,7 @@ var podAdvice = []adviceRule[*podFacts]{
 		}},
 	{id: "containers-not-checked", when: forceWhenUnseen, risk: RiskUnknown,
 		text: func(*podFacts) []string {
-			return one("whether the container still runs was not checked; before a force delete or the out-of-service taint, look on the node (crictl ps) or rerun with -nodeaccess.")
+			return one("whether the container still runs was not checked; before a force delete or the out-of-service taint, look on the node (crictl ps), or rerun with the node access the not-checked finding names.")
 		}},
 	// Nothing was looked at: the status names no container (it never
 	// started one, or a kwok node's pod has none).
