@@ -318,3 +318,57 @@ func TestReadmeLabTimesCatchAContradiction(t *testing.T) {
 		t.Error("a measured 12 s fits a quoted 7–9 s")
 	}
 }
+
+// Each lab README answers its question first, in "## The answer", with
+// numbers its committed reference run gave: every decimal and every "N of
+// M" there is in the reference run's own answer (summary.json), so a new
+// reference run cannot leave the README quoting the old one's figures.
+func TestReadmeAnswersQuoteTheReferenceRun(t *testing.T) {
+	for _, d := range All {
+		md, err := os.ReadFile(filepath.Join("..", "labs", d.Name, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
+		if err != nil {
+			t.Errorf("lab:%s has no reference run: %v", d.Name, err)
+			continue
+		}
+		for _, miss := range unquotedFigures(string(md), sum.Answer) {
+			t.Errorf("labs/%s/README.md's answer quotes %q, which its reference run's answer does not say", d.Name, miss)
+		}
+	}
+}
+
+// unquotedFigures are the figures of a README's "## The answer" section
+// (which must come right after "## The question") that the run's answer
+// lacks; a README without that section gives one entry saying so.
+func unquotedFigures(md, runAnswer string) []string {
+	sections := regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(md, -1)
+	if len(sections) < 2 || sections[0][1] != "The question" || sections[1][1] != "The answer" {
+		return []string{"no \"## The answer\" right after \"## The question\""}
+	}
+	_, answer, _ := strings.Cut(md, "\n## The answer\n")
+	answer, _, _ = strings.Cut(answer, "\n## ")
+	figure := regexp.MustCompile(`[0-9]+\.[0-9]+|[0-9][0-9,]* of [0-9][0-9,]*`)
+	var out []string
+	for _, f := range figure.FindAllString(answer, -1) {
+		if !strings.Contains(runAnswer, strings.ReplaceAll(f, ",", "")) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestUnquotedFiguresCatchAStaleAnswer(t *testing.T) {
+	md := "# lab:x\n\n## The question\n\nq?\n\n## The answer\n\nGone 0.01 s later; 104 of 1,803 failed.\n\n## Measured\n\n9.9\n"
+	if got := unquotedFigures(md, "gone 0.01 s after; 104 of 1803 requests failed"); len(got) != 0 {
+		t.Errorf("figures the run said are reported missing: %v", got)
+	}
+	if got := unquotedFigures(md, "gone 0.02 s after; 98 of 1803 requests failed"); !slices.Equal(got, []string{"0.01", "104 of 1,803"}) {
+		t.Errorf("stale figures found: %v, want 0.01 and 104 of 1,803", got)
+	}
+	if got := unquotedFigures("## The question\n\n## What the lab does\n", ""); len(got) != 1 {
+		t.Errorf("a README without an answer first: %v", got)
+	}
+}
