@@ -372,3 +372,26 @@ func TestUnquotedFiguresCatchAStaleAnswer(t *testing.T) {
 		t.Errorf("a README without an answer first: %v", got)
 	}
 }
+
+// A count the root README quotes ("104 of 1,803") is one a committed
+// reference run's answer says.
+func TestRootReadmeCountsComeFromReferenceRuns(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers strings.Builder
+	for _, d := range All {
+		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
+		if err != nil {
+			t.Fatalf("lab:%s has no reference run: %v", d.Name, err)
+		}
+		answers.WriteString(sum.Answer + "\n")
+	}
+	count := regexp.MustCompile(`[0-9][0-9,]* of [0-9][0-9,]*`)
+	for _, c := range count.FindAllString(string(readme), -1) {
+		if !strings.Contains(answers.String(), strings.ReplaceAll(c, ",", "")) {
+			t.Errorf("README.md quotes %q, which no reference run's answer says", c)
+		}
+	}
+}
