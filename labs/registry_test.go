@@ -2,6 +2,7 @@ package labs
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -216,6 +217,181 @@ func TestReadmeRangesHoldTheReferenceRun(t *testing.T) {
 		}
 		if rows == 0 {
 			t.Errorf("labs/%s/README.md has a Measured section with no rows this test can read", d.Name)
+		}
+	}
+}
+
+// The README's time per lab covers what docs/measurements.md records for
+// that lab (the soaks' ranges and the timed rounds): the two never
+// contradict, and the README quotes no time that was not measured.
+func TestReadmeLabTimesHoldTheMeasurements(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measurements, err := os.ReadFile(filepath.Join("..", "docs", "measurements.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, err := readmeLabTimes(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := measuredLabTimes(string(measurements))
+	for _, d := range All {
+		q, ok := quoted[d.Name]
+		if !ok {
+			t.Errorf("README.md's table of labs gives lab:%s no time as `lo–hi s`", d.Name)
+			continue
+		}
+		m := measured[d.Name]
+		if len(m) == 0 {
+			t.Errorf("docs/measurements.md's time per lab has no figure for lab:%s", d.Name)
+			continue
+		}
+		// Whole seconds: 6.7–9.1 s is quoted as 7–9 s.
+		lo, hi := math.Round(slices.Min(m)), math.Round(slices.Max(m))
+		if q[0] > lo || q[1] < hi {
+			t.Errorf("README.md gives lab:%s %g–%g s; docs/measurements.md measured %g–%g s", d.Name, q[0], q[1], lo, hi)
+		}
+		if q[0] < lo-1 || q[1] > hi+1 {
+			t.Errorf("README.md gives lab:%s %g–%g s, wider than the %g–%g s measured", d.Name, q[0], q[1], lo, hi)
+		}
+	}
+}
+
+// readmeLabTimes reads the table of labs: lab name → its time range in s.
+func readmeLabTimes(md string) (map[string][2]float64, error) {
+	row := regexp.MustCompile("^\\| `lab:([a-z]+)` \\|.*\\| ([0-9.]+)–([0-9.]+) s[^|]*\\|$")
+	out := map[string][2]float64{}
+	for _, line := range strings.Split(md, "\n") {
+		m := row.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		lo, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			return nil, err
+		}
+		out[m[1]] = [2]float64{lo, hi}
+	}
+	return out, nil
+}
+
+// measuredLabTimes reads docs/measurements.md's time per lab: every number
+// in a lab's row after its name (ranges "lo–hi" and lists "a, b").
+func measuredLabTimes(md string) map[string][]float64 {
+	_, section, _ := strings.Cut(md, "\n## Time per lab\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("^\\| `lab:([a-z]+)` \\|(.*)\\|$")
+	number := regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+	out := map[string][]float64{}
+	for _, line := range strings.Split(section, "\n") {
+		m := row.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		for _, n := range number.FindAllString(m[2], -1) {
+			v, _ := strconv.ParseFloat(n, 64)
+			out[m[1]] = append(out[m[1]], v)
+		}
+	}
+	return out
+}
+
+// A README time that a measurement contradicts fails the check.
+func TestReadmeLabTimesCatchAContradiction(t *testing.T) {
+	readme := "| `lab:force` | x | 7–9 s |\n"
+	q, err := readmeLabTimes(readme)
+	if err != nil || q["force"] != [2]float64{7, 9} {
+		t.Fatalf("readmeLabTimes = %v, %v", q, err)
+	}
+	m := measuredLabTimes("# Measurements\n\n## Time per lab\n\n| `lab:force` | 6.7–9.1 | 12, 8 | — |\n\n## Next\n| `lab:force` | 99 |\n")
+	if !slices.Equal(m["force"], []float64{6.7, 9.1, 12, 8}) {
+		t.Fatalf("measuredLabTimes = %v", m)
+	}
+	if slices.Max(m["force"]) <= q["force"][1] {
+		t.Error("a measured 12 s fits a quoted 7–9 s")
+	}
+}
+
+// Each lab README answers its question first, in "## The answer", with
+// numbers its committed reference run gave: every decimal and every "N of
+// M" there is in the reference run's own answer (summary.json), so a new
+// reference run cannot leave the README quoting the old one's figures.
+func TestReadmeAnswersQuoteTheReferenceRun(t *testing.T) {
+	for _, d := range All {
+		md, err := os.ReadFile(filepath.Join("..", "labs", d.Name, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
+		if err != nil {
+			t.Errorf("lab:%s has no reference run: %v", d.Name, err)
+			continue
+		}
+		for _, miss := range unquotedFigures(string(md), sum.Answer) {
+			t.Errorf("labs/%s/README.md's answer quotes %q, which its reference run's answer does not say", d.Name, miss)
+		}
+	}
+}
+
+// unquotedFigures are the figures of a README's "## The answer" section
+// (which must come right after "## The question") that the run's answer
+// lacks; a README without that section gives one entry saying so.
+func unquotedFigures(md, runAnswer string) []string {
+	sections := regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(md, -1)
+	if len(sections) < 2 || sections[0][1] != "The question" || sections[1][1] != "The answer" {
+		return []string{"no \"## The answer\" right after \"## The question\""}
+	}
+	_, answer, _ := strings.Cut(md, "\n## The answer\n")
+	answer, _, _ = strings.Cut(answer, "\n## ")
+	figure := regexp.MustCompile(`[0-9]+\.[0-9]+|[0-9][0-9,]* of [0-9][0-9,]*`)
+	var out []string
+	for _, f := range figure.FindAllString(answer, -1) {
+		if !strings.Contains(runAnswer, strings.ReplaceAll(f, ",", "")) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestUnquotedFiguresCatchAStaleAnswer(t *testing.T) {
+	md := "# lab:x\n\n## The question\n\nq?\n\n## The answer\n\nGone 0.01 s later; 104 of 1,803 failed.\n\n## Measured\n\n9.9\n"
+	if got := unquotedFigures(md, "gone 0.01 s after; 104 of 1803 requests failed"); len(got) != 0 {
+		t.Errorf("figures the run said are reported missing: %v", got)
+	}
+	if got := unquotedFigures(md, "gone 0.02 s after; 98 of 1803 requests failed"); !slices.Equal(got, []string{"0.01", "104 of 1,803"}) {
+		t.Errorf("stale figures found: %v, want 0.01 and 104 of 1,803", got)
+	}
+	if got := unquotedFigures("## The question\n\n## What the lab does\n", ""); len(got) != 1 {
+		t.Errorf("a README without an answer first: %v", got)
+	}
+}
+
+// A count the root README quotes ("104 of 1,803") is one a committed
+// reference run's answer says.
+func TestRootReadmeCountsComeFromReferenceRuns(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers strings.Builder
+	for _, d := range All {
+		sum, err := report.ReadSummary(filepath.Join("..", "results", "reference", d.Name))
+		if err != nil {
+			t.Fatalf("lab:%s has no reference run: %v", d.Name, err)
+		}
+		answers.WriteString(sum.Answer + "\n")
+	}
+	count := regexp.MustCompile(`[0-9][0-9,]* of [0-9][0-9,]*`)
+	for _, c := range count.FindAllString(string(readme), -1) {
+		if !strings.Contains(answers.String(), strings.ReplaceAll(c, ",", "")) {
+			t.Errorf("README.md quotes %q, which no reference run's answer says", c)
 		}
 	}
 }

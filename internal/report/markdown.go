@@ -45,13 +45,6 @@ func Markdown(run Run) []byte {
 			p("**%d claim(s) not checked:** the run could not decide them (each says why below). They are not passed.\n\n", n)
 		}
 	}
-	if len(s.Clocks) > 0 {
-		var cs []string
-		for _, c := range s.Clocks {
-			cs = append(cs, c.String())
-		}
-		p("**Clocks against the host's**, measured in this run: %s. A timing between two clocks is only this exact.\n\n", strings.Join(cs, "; "))
-	}
 	p("![Timeline: the API object against the container on the node](%s)\n\n", TimelineFile)
 	p("Time runs left to right, in seconds from the first delete")
 	if tl := timeFrame(rec); !tl.Origin.Equal(tl.Start) {
@@ -61,6 +54,15 @@ func Markdown(run Run) []byte {
 		p(". With more than %d pods the picture counts them: how many were Pending, Running, Terminating and gone at each moment, the lab's actions as numbered marks, and pods DELETED per second below; every pod's events are in [%s](%s).\n\n", AggregateAbove, evidence.EventsFile, evidence.EventsFile)
 	} else {
 		p(". Each incarnation of a pod (one UID) has a lane of what the API server reports and one per container of what the runtime on its node (crictl) reports; a pod on a kwok fake node has no container, only the API's lane. The legend under the picture names every colour used.\n\n")
+	}
+	// Developer detail comes after the picture: the reader wants the answer
+	// and what happened first, how exact each timing is after.
+	if len(s.Clocks) > 0 {
+		var cs []string
+		for _, c := range s.Clocks {
+			cs = append(cs, c.String())
+		}
+		p("**Clocks against the host's**, measured in this run: %s. A timing between two clocks is only this exact.\n\n", strings.Join(cs, "; "))
 	}
 
 	if len(s.Repairs) > 0 || len(s.Errors) > 0 {

@@ -313,3 +313,21 @@ func TestSummaryNamesTheTermlabThatMadeIt(t *testing.T) {
 		t.Errorf("a run without it says termlab: %s", old)
 	}
 }
+
+// report.md opens with the answer in plain words and the picture; how
+// exact the clocks were is developer detail and comes after the picture.
+func TestReportOpensWithTheAnswerThenThePicture(t *testing.T) {
+	run := orphanRun()
+	run.Summary.Clocks = []evidence.ClockOffset{{Clock: evidence.ClockAPIServer, Offset: -0.006, Uncertainty: 0.006, Samples: 12, How: "audit log"}}
+	md := string(Markdown(run))
+	answer := strings.Index(md, "**Answer from this run.**")
+	picture := strings.Index(md, "![Timeline")
+	clocks := strings.Index(md, "**Clocks against the host's**")
+	claimsAt := strings.Index(md, "## Claims")
+	if answer < 0 || picture < 0 || clocks < 0 || claimsAt < 0 {
+		t.Fatalf("report.md lacks its answer (%d), picture (%d), clocks (%d) or claims (%d):\n%s", answer, picture, clocks, claimsAt, md)
+	}
+	if !(answer < picture && picture < clocks && clocks < claimsAt) {
+		t.Errorf("report.md's order is answer %d, picture %d, clocks %d, claims %d; want the answer, the picture, then the clocks", answer, picture, clocks, claimsAt)
+	}
+}

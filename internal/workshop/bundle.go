@@ -66,7 +66,8 @@ type Phase struct {
 // bundledTrees are the repository folders copied whole (regular files only).
 var bundledTrees = []string{"manifests", "results/reference"}
 
-// bundledFiles are single repository files; labs/*/README.md are added too.
+// bundledFiles are single repository files; labs/*/README.md and docs/*.md
+// are added too.
 var bundledFiles = []string{"README.md", "results/README.md"}
 
 // Bundle makes the workshop archive: it resolves the images as cluster:up
@@ -362,6 +363,12 @@ func repositoryFiles(root string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The README links to docs/ for everything past its first pages.
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	readmes = append(readmes, docs...)
 	for _, p := range readmes {
 		rel, _ := filepath.Rel(root, p)
 		out = append(out, filepath.ToSlash(rel))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,6 +120,19 @@ func TestWorkshopTrainerNotes(t *testing.T) {
 			if !strings.Contains(got, want) {
 				t.Errorf("trainer notes for %s lack %q", d.Title(), want)
 			}
+		}
+	}
+}
+
+// The bundle carries docs/ beside the README that links to it.
+func TestBundleCarriesTheDocs(t *testing.T) {
+	files, err := repositoryFiles(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"README.md", "docs/measurements.md", "labs/graceful/README.md"} {
+		if !slices.Contains(files, want) {
+			t.Errorf("the bundle's files lack %s", want)
 		}
 	}
 }

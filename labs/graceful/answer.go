@@ -8,6 +8,7 @@ import (
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/report"
+	"github.com/termlab/termlab/internal/workloadlog"
 )
 
 // Answer is the opening of lab:graceful's report: the table a person wants,
@@ -20,7 +21,7 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 		failed := x.Failed()
 		rows = append(rows, []string{"`" + x.v.Name + "` — " + x.v.Title, fmt.Sprintf("%d of %d", len(failed), len(x.Requests)), why(x)})
 	}
-	head := f.Say(idClientNodeDrops, fmt.Sprintf("The client's node stopped forwarding to a deleted pod at most %s after its delete (its iptables rules, read every %s).", f.Seconds(idClientNodeDrops, "propagation_seconds"), sec(readEvery)))
+	head := finding(f, fs) + " " + f.Say(idClientNodeDrops, fmt.Sprintf("The client's node stopped forwarding to a deleted pod at most %s after its delete (its iptables rules, read every %s).", f.Seconds(idClientNodeDrops, "propagation_seconds"), sec(readEvery)))
 	var failedClaims []string
 	for _, c := range decided {
 		if c.Verdict == claims.Fail {
@@ -32,6 +33,38 @@ func Answer(rec *evidence.Record, decided []claims.Claim) string {
 		tail = "\n\nNot as claimed in this run: " + strings.Join(failedClaims, ", ") + " (see below)."
 	}
 	return head + "\n\n" + report.Table([]string{"variant", "failed requests", "why"}, rows) + tail
+}
+
+// finding is the table's finding in plain words: how many requests the
+// variant without a preStop lost, and that the preStop sleeps lost none,
+// each sentence resting on its claim.
+func finding(f report.Findings, fs []facts) string {
+	var lost, sleeps []string
+	var sleptFor time.Duration
+	for _, x := range fs {
+		counted := fmt.Sprintf("%d of %d", len(x.Failed()), len(x.Requests))
+		switch {
+		case x.v.PreStop == noPreStop && x.v.OnTerm == workloadlog.OnTermExit:
+			var parts []string
+			windows := x.Windows()
+			for _, w := range sortedKeys(windows) {
+				parts = append(parts, fmt.Sprintf("%d %s", windows[w], w))
+			}
+			line := fmt.Sprintf("With no preStop (`%s`), %s requests failed", x.v.Name, counted)
+			if len(parts) > 0 {
+				line += ": " + strings.Join(parts, "; ")
+			}
+			lost = append(lost, line)
+		case x.v.PreStop != noPreStop && x.v.Sleep == preStopSleep:
+			sleptFor = x.v.Sleep
+			sleeps = append(sleeps, fmt.Sprintf("%s (`%s`)", counted, x.v.Name))
+		}
+	}
+	out := f.Say(idNoPreStopFails, strings.Join(lost, " ")+".")
+	if len(sleeps) > 0 {
+		out += " " + f.Say(idPreStopNoFailures, fmt.Sprintf("With a %s preStop sleep, none: %s.", sec(sleptFor), strings.Join(sleeps, " and ")))
+	}
+	return out
 }
 
 // why explains a variant's count from its own timeline.

@@ -1,11 +1,13 @@
 package graceful
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
 	"github.com/termlab/termlab/internal/workloadlog"
@@ -219,6 +221,28 @@ func TestAnswerIsTheTable(t *testing.T) {
 	}
 	if strings.Contains(got, "Not as claimed") {
 		t.Errorf("the answer of a passing run names failed claims:\n%s", got)
+	}
+	// The answer opens with the table's finding in plain words, from this run.
+	first, _, _ := strings.Cut(got, "\n")
+	fs := factsOf(rec)
+	count := func(name string) string {
+		x := byName(fs, name)
+		return fmt.Sprintf("%d of %d", len(x.Failed()), len(x.Requests))
+	}
+	for _, want := range []string{"With no preStop (`exit-now`), " + count("exit-now") + " requests failed", "With a 10 s preStop sleep, none: " + count("exec-sleep") + " (`exec-sleep`) and " + count("native-sleep") + " (`native-sleep`)."} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the answer's first line lacks %q:\n%s", want, first)
+		}
+	}
+	// A run whose preStop sleeps lost requests must not say they lost none.
+	decided := Claims(rec)
+	for i := range decided {
+		if decided[i].ID == idPreStopNoFailures {
+			decided[i].Verdict, decided[i].Reason = claims.Fail, "exec-sleep: 3 request(s) failed"
+		}
+	}
+	if bad := Answer(rec, decided); strings.Contains(bad, "preStop sleep, none") || !strings.Contains(bad, idPreStopNoFailures+" failed") {
+		t.Errorf("with %s failed the answer still says the sleeps lost none:\n%s", idPreStopNoFailures, bad)
 	}
 	if len(Report(rec, nil)) != 1 {
 		t.Errorf("want one report section")
