@@ -340,8 +340,7 @@ func runDiagnoseAll(ctx context.Context, a *app, req diagnoseRequest, src diagno
 // safest step; then what was left out and the requests made.
 func printAll(w io.Writer, s diagnose.AllSummary) {
 	if len(s.Rows) == 0 {
-		_, why := s.Exit()
-		fmt.Fprintf(w, "Nothing is stuck deleting in %s: %s.\n", scopeOf(s), why)
+		fmt.Fprintf(w, "Nothing is stuck deleting in %s%s.\n", scopeOf(s), s.LeftOut())
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -233,13 +233,13 @@ func (s AllSummary) Exit() (code int, why string) {
 	case len(undecided) > 0:
 		return ExitUndecided, fmt.Sprintf("%d could not be decided: %s", len(undecided), strings.Join(undecided, ", "))
 	case len(s.Rows) == 0:
-		return ExitClear, "nothing is stuck deleting" + s.youngerNote()
+		return ExitClear, "nothing is stuck deleting" + s.LeftOut()
 	}
 	return ExitClear, "nothing holds what is being deleted"
 }
 
-// youngerNote says how many objects were left out as too young to be stuck.
-func (s AllSummary) youngerNote() string {
+// LeftOut says how many objects were left out as too young to be stuck ("" when none).
+func (s AllSummary) LeftOut() string {
 	if s.Younger == 0 {
 		return ""
 	}
