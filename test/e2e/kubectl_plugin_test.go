@@ -96,8 +96,11 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRunning(ctx, t, env, ns, name)
-	// kubectl delete --wait=false: the request is accepted, the finalizer holds the object.
-	if err := core.Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+	// kubectl delete --wait=false: the request is accepted, the finalizer
+	// holds the object. A 1 s grace period: its deletionTimestamp (the grace
+	// deadline) is in the past by the time -A looks with --older-than=0s.
+	grace := int64(1)
+	if err := core.Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -160,9 +163,10 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		t.Errorf("finding %s: %+v (found %v), exit %d; want blocking, exit %d", diagnose.FindPod(name), f, ok, code, diagnose.ExitHeld)
 	}
 
-	// -A lists it among everything being deleted, with its cause, and the
-	// whole exits 1 (something held, cause found).
-	code, out, _ = plugin("diagnose", "-A", "--kubeconfig", env.KubeconfigPath)
+	// With no object, the namespace's stuck objects are listed (its pod was
+	// deleted seconds ago: --older-than=0s), with its cause, and the whole
+	// exits 1 (something held, cause found).
+	code, out, _ = plugin("diagnose", "-n", ns, "--older-than=0s", "--kubeconfig", env.KubeconfigPath)
 	line := ""
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "pod/"+ns+"/"+name+" ") {
@@ -170,19 +174,24 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		}
 	}
 	if code != diagnose.ExitHeld || !strings.Contains(line, "finalizer") {
-		t.Errorf("diagnose -A: exit %d, the held pod's line %q; want exit %d and its finalizer named:\n%s", code, line, diagnose.ExitHeld, out)
+		t.Errorf("diagnose -n %s: exit %d, the held pod's line %q; want exit %d and its finalizer named:\n%s", ns, code, line, diagnose.ExitHeld, out)
 	}
-	code, out, _ = plugin("diagnose", "-A", "-o", "json", "--kubeconfig", env.KubeconfigPath)
+	code, out, _ = plugin("diagnose", "-A", "--older-than=0s", "-o", "json", "--kubeconfig", env.KubeconfigPath)
 	var all diagnose.AllSummary
 	if err := strictJSON(out, &all); err != nil {
 		t.Fatalf("diagnose -A -o json is not the -A summary alone: %v\n%s", err, out)
 	}
 	found := false
 	for _, r := range all.Rows {
-		found = found || (r.Kind == diagnose.KindPod && r.Namespace == ns && r.Name == name && r.Code == diagnose.ExitHeld && r.Dir != "")
+		found = found || (r.Kind == diagnose.KindPod && r.Namespace == ns && r.Name == name && r.Code == diagnose.ExitHeld && r.Dir != "" &&
+			slices.Contains(r.WhoCanRelease, "the controller of "+finalizer) && r.SafestStep != "" && r.Requests > 0)
 	}
-	if !found || code != diagnose.ExitHeld {
-		t.Errorf("diagnose -A -o json: exit %d, rows %+v; want %s/%s held with its report", code, all.Rows, ns, name)
+	if !found || code != diagnose.ExitHeld || all.SchemaVersion != diagnose.AllSchemaVersion {
+		t.Errorf("diagnose -A -o json: exit %d, schemaVersion %d, rows %+v; want %s/%s held with its report, its finalizer's controller named, a safest step and its requests counted", code, all.SchemaVersion, all.Rows, ns, name)
+	}
+	// By default what has been deleting for under a minute is not stuck yet.
+	if code, out, _ = plugin("diagnose", "-n", ns, "--kubeconfig", env.KubeconfigPath); code != diagnose.ExitClear || !strings.Contains(string(out), "being deleted for less than 60s") {
+		t.Errorf("diagnose -n %s (--older-than 1m): exit %d, want %d and the pod left out as too young:\n%s", ns, code, diagnose.ExitClear, out)
 	}
 
 	// The advice does what it says: each "remove finalizer X" command, run
