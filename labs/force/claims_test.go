@@ -109,6 +109,13 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 		}, []string{"force.sigkill_after_minimum_grace"}},
+		{"crictl saw the container exited before the force delete", func(rec *evidence.Record) {
+			force, _ := rec.Action("force-delete", pod)
+			if !rec.Containers[0].ObservedAt.Before(force.StartedAt) {
+				panic("the recorded run's first look is not before the force delete")
+			}
+			rec.Containers[0].State = evidence.ContainerExited
+		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 		{"the kubelet sent SIGTERM 4.5 s after the request", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
 			late := force.StartedAt.Add(4500 * time.Millisecond)

@@ -122,6 +122,12 @@ func TestContradictingRecordsFail(t *testing.T) {
 			*x, *y = *y, *x
 			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
 		}, "orphan.watch_order"},
+		{"crictl saw the container exited before the kubelet's return", func(rec *evidence.Record) {
+			if !rec.Containers[0].ObservedAt.Before(start(rec).StartedAt) {
+				panic("the recorded run's first look is not before the kubelet's start")
+			}
+			rec.Containers[0].State = evidence.ContainerExited
+		}, "orphan.container_stopped_after_kubelet_restart"},
 		{"the orphan exited 0 by itself after the kubelet's return", func(rec *evidence.Record) {
 			for i, o := range rec.Containers {
 				if o.ExitCode != nil {
