@@ -160,7 +160,6 @@ var Survivors = map[string][]Reason{
 		{"drop pod event 2 (MODIFIED stuck)", startUp},
 		{"drop pod event 4 (MODIFIED stuck)", startUp},
 		{"flip state pod event 4 (MODIFIED stuck) container heartbeat running→terminated", startUp},
-		{"drop pod event 5 (MODIFIED stuck)", lateUpdate},
 		{"drop pod event 6 (MODIFIED stuck)", nextShows},
 		{"drop pod event 8 (MODIFIED stuck)", nextShows},
 		{"drop pod event 9 (MODIFIED stuck)", nextShows},
