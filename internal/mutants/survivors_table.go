@@ -22,7 +22,6 @@ const (
 	gapNodesOutside   = "reviewed: no claim rests on the absence of a node event in this step: the NotReady claim's window runs from the kubelet stop to the node leaving Ready"
 	kwokNextShows     = "reviewed: the pod's next event shows the same changes, so the flat list of transitions the fidelity claims compare (times and event boundaries aside) is the same"
 	kwokSetup         = "reviewed: kwok's own check before any pod exists"
-	lateUpdate        = "missing claim: nothing bounds when the delete's update (deletionTimestamp, grace 30) is seen after the request: seen 48 s late, with the node's NotReady, passes"
 	nextShows         = "reviewed: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
 	noNodes           = "reviewed: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
 	oosFromActions    = "reviewed: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
@@ -197,7 +196,6 @@ var Survivors = map[string][]Reason{
 		{"drop pod event 16 (MODIFIED ident-0)", startUp},
 		{"flip state pod event 4 (MODIFIED ledger-7c59d77f4d-2nd9r) container ledger running→terminated", startUp},
 		{"flip state pod event 9 (MODIFIED ident-0) container heartbeat running→terminated", startUp},
-		{"drop pod event 10 (MODIFIED ident-0)", lateUpdate},
 		{"drop pod event 11 (MODIFIED ident-0)", nextShows},
 		{"drop pod event 12 (MODIFIED ident-0)", forceUpdate},
 		{"drop node event 0 (LISTED termlab-worker Ready=True)", otherWorker},
