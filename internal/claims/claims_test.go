@@ -122,6 +122,17 @@ func TestDeletedWithin(t *testing.T) {
 	noGet.Snapshots = nil
 	want(t, DeletedWithin(noGet, gone), Fail, "no GET")
 
+	// A pod's deletion is written as an update before the object goes,
+	// even at grace 0: a DELETED with no such update before it fails.
+	withUpdate := gone
+	withUpdate.UpdateBeforeDeleted = i64(0)
+	want(t, DeletedWithin(orphan(), withUpdate), Fail, "no watch event between the force-delete request and the DELETED showed its update")
+	updated := orphan()
+	p := &podSeq{rec: updated, state: updated.PodEvents[1].PodState}
+	p.event(10.02, "MODIFIED", deleting(0))
+	slices.SortStableFunc(updated.PodEvents, func(a, b evidence.PodEvent) int { return a.ObservedAt.Compare(b.ObservedAt) })
+	want(t, DeletedWithin(updated, withUpdate), Pass, "")
+
 	// Without RequireGone no GET is asked for, so none is observed: a
 	// DELETED followed by a GET that still found the pod (it was there, or
 	// back under its name) must not report api_object_exists false.
@@ -171,6 +182,11 @@ func TestContainerStopped(t *testing.T) {
 	runningBefore := finalizerOnKubelet()
 	observe(runningBefore, "held", 5, evidence.ContainerRunning, nil, nil, nil)
 	want(t, ContainerStopped(runningBefore, whileHeld), Pass, "")
+
+	// The pod's status reported the container terminated before the delete.
+	terminatedBefore := finalizerOnKubelet()
+	terminatedBefore.PodEvents[1].Containers = []evidence.ContainerState{{Name: "app", ContainerID: cid, State: "terminated"}}
+	want(t, ContainerStopped(terminatedBefore, whileHeld), Fail, "reported container app terminated")
 
 	// Phase Succeeded reported with the container still running: no status
 	// the kubelet writes.

@@ -239,6 +239,13 @@ type Deleted struct {
 	// deletionTimestamp before the action was sent. (That nothing comes
 	// after DELETED is the lab's WatchOrder claim, for every object.)
 	MarkedAfterRequest bool
+	// UpdateBeforeDeleted, if set, also needs a watch event after the
+	// action and before the DELETED that shows a deletionTimestamp with
+	// this deletionGracePeriodSeconds: the API server writes a pod's
+	// deletion as an update before it removes the object, even at grace 0
+	// (the registry's graceful path, which pods always take), so the
+	// watch shows it first.
+	UpdateBeforeDeleted *int64
 }
 
 // DeletedWithin decides that a DELETED event arrived within the bound after the action.
@@ -286,6 +293,16 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	}
 	if d.MarkedAfterRequest {
 		markedAfterRequest(k, rec, d, act, gone)
+	}
+	if d.UpdateBeforeDeleted != nil {
+		grace := *d.UpdateBeforeDeleted
+		update, ok := rec.FirstEvent(d.Pod, act.StartedAt, func(e evidence.PodEvent) bool {
+			return e.Type != "DELETED" && e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == grace
+		})
+		if k.require(ok && update.ObservedAt.Before(gone.ObservedAt), "no watch event between the %s request and the DELETED showed its update (a deletionTimestamp with deletionGracePeriodSeconds %d)", d.After, grace) {
+			k.observe("update_resourceVersion", update.ResourceVersion)
+			k.observeInterval("update_before_deleted_seconds", rec.Between(evidence.OnHost(update.ObservedAt), evidence.OnHost(gone.ObservedAt)))
+		}
 	}
 	return k.done()
 }
@@ -365,6 +382,16 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 		if o.ContainerID == id && o.ObservedAt.Before(act.StartedAt) && o.Stopped() {
 			k.cite(o.Files()...)
 			k.contradicts(false, "crictl saw container %s %s at %s, before the %s request: the request did not stop it", id, o.State, stamp(o.ObservedAt), s.After)
+		}
+	}
+	for _, e := range rec.EventsFor(s.Pod) {
+		if !e.ObservedAt.Before(act.StartedAt) {
+			break
+		}
+		for _, c := range e.Containers {
+			if c.ContainerID == id && c.State == "terminated" {
+				k.contradicts(false, "the pod's status reported container %s terminated (%s event rv %s at %s), before the %s request: the request did not stop it", c.Name, e.Type, e.ResourceVersion, stamp(e.ObservedAt), s.After)
+			}
 		}
 	}
 	for _, o := range rec.ContainersFor(s.Pod) {
