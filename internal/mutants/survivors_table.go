@@ -13,7 +13,7 @@ const (
 	cleanup           = "reviewed: cleanup comes after everything the claims state"
 	creationLook      = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
 	exitRace          = "reviewed: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
-	forceUpdate       = "reviewed: the force delete's update (deletionTimestamp, grace 0) 3–30 ms before DELETED: the claims state when DELETED came, not that the update was seen first"
+	forceUpdate       = "reviewed: the force delete's update (deletionTimestamp, grace 0) just before the original's DELETED: lab:statefulset asks when the replacement comes, timed from that DELETED, and the update moves no time it states (lab:force and lab:orphan, which ask what a force delete does to the object, require it: claims.Deleted.UpdateBeforeDeleted)"
 	gapAfterDeleted   = "reviewed: after the pod's DELETED: no claim rests on the absence of a pod event once the object is gone"
 	gapAfterReplaced  = "reviewed: after the replacement ran: no claim rests on the absence of a pod event then"
 	gapBeforeDelete   = "reviewed: before the delete request: the claims' windows on the pods watch begin at it"
