@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,43 @@ func TestDeletionHeld(t *testing.T) {
 	}
 }
 
+// The watch must show what the delete asks for within the bound: the
+// request's update, or an event before it that already showed it (the
+// kubelet's own grace-0 delete, as finalizerOnKubelet has it).
+func TestDeletionHeldUpdateSeen(t *testing.T) {
+	ordinary := Held{ID: "held", Statement: "s", Pod: "held", Finalizer: fin, Delete: "delete", Release: "remove-finalizers", MinHold: 5 * time.Second, UpdateSeenWithin: time.Second}
+	force := ordinary
+	force.Delete, force.GracePeriod = "force-delete", i64(0)
+
+	c := DeletionHeld(finalizerOnKubelet(), ordinary)
+	want(t, c, Pass, "")
+	if c.Observed["update_seen_after_seconds"] != 0.05 {
+		t.Fatalf("update_seen_after_seconds = %v, want 0.05", c.Observed["update_seen_after_seconds"])
+	}
+	c = DeletionHeld(finalizerOnKubelet(), force)
+	want(t, c, Pass, "")
+	if c.Observed["update_seen_before_request"] == nil {
+		t.Fatalf("grace 0 was shown before the force delete; observed %v", c.Observed)
+	}
+
+	// The kubelet's grace-0 delete never seen by the watch: only the GET
+	// after the force delete shows grace 0.
+	gotByGetOnly := finalizerOnKubelet()
+	gotByGetOnly.PodEvents = slices.DeleteFunc(gotByGetOnly.PodEvents, func(e evidence.PodEvent) bool {
+		return e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0 && e.Type != "DELETED"
+	})
+	want(t, DeletionHeld(gotByGetOnly, force), Fail, "no watch event of pod held after the force-delete request showed a deletionTimestamp with deletionGracePeriodSeconds 0")
+
+	// The delete's update, and what followed it, seen 3 s later.
+	late := finalizerOnKubelet()
+	for i, e := range late.PodEvents {
+		if !e.ObservedAt.Before(at(10)) && e.ObservedAt.Before(at(12)) {
+			late.PodEvents[i].ObservedAt = e.ObservedAt.Add(3 * time.Second)
+		}
+	}
+	want(t, DeletionHeld(late, ordinary), Fail, "later than 1s")
+}
+
 func TestDeletedWithin(t *testing.T) {
 	spec := Deleted{ID: "deleted", Pod: "held", After: "remove-finalizers", Within: 10 * time.Second}
 	want(t, DeletedWithin(finalizerOnKubelet(), spec), Pass, "")
@@ -83,6 +121,17 @@ func TestDeletedWithin(t *testing.T) {
 	noGet := orphan()
 	noGet.Snapshots = nil
 	want(t, DeletedWithin(noGet, gone), Fail, "no GET")
+
+	// A pod's deletion is written as an update before the object goes,
+	// even at grace 0: a DELETED with no such update before it fails.
+	withUpdate := gone
+	withUpdate.UpdateBeforeDeleted = i64(0)
+	want(t, DeletedWithin(orphan(), withUpdate), Fail, "no watch event between the force-delete request and the DELETED showed its update")
+	updated := orphan()
+	p := &podSeq{rec: updated, state: updated.PodEvents[1].PodState}
+	p.event(10.02, "MODIFIED", deleting(0))
+	slices.SortStableFunc(updated.PodEvents, func(a, b evidence.PodEvent) int { return a.ObservedAt.Compare(b.ObservedAt) })
+	want(t, DeletedWithin(updated, withUpdate), Pass, "")
 
 	// Without RequireGone no GET is asked for, so none is observed: a
 	// DELETED followed by a GET that still found the pod (it was there, or
@@ -124,6 +173,31 @@ func TestContainerStopped(t *testing.T) {
 		noPhase.PodEvents[i].Phase = "Running"
 	}
 	want(t, ContainerStopped(noPhase, whileHeld), Fail, "Succeeded or Failed")
+
+	// A look before the delete that saw the container exited: the delete
+	// did not stop it.
+	exitedBefore := finalizerOnKubelet()
+	observe(exitedBefore, "held", 5, evidence.ContainerExited, i32(0), tp(4), nil)
+	want(t, ContainerStopped(exitedBefore, whileHeld), Fail, "before the delete request: the request did not stop it")
+	runningBefore := finalizerOnKubelet()
+	observe(runningBefore, "held", 5, evidence.ContainerRunning, nil, nil, nil)
+	want(t, ContainerStopped(runningBefore, whileHeld), Pass, "")
+
+	// The pod's status reported the container terminated before the delete.
+	terminatedBefore := finalizerOnKubelet()
+	terminatedBefore.PodEvents[1].Containers = []evidence.ContainerState{{Name: "app", ContainerID: cid, State: "terminated"}}
+	want(t, ContainerStopped(terminatedBefore, whileHeld), Fail, "reported container app terminated")
+
+	// Phase Succeeded reported with the container still running: no status
+	// the kubelet writes.
+	runningInTerminal := finalizerOnKubelet()
+	for i, e := range runningInTerminal.PodEvents {
+		if e.Terminal() {
+			runningInTerminal.PodEvents[i].Containers = []evidence.ContainerState{{Name: "app", ContainerID: cid, State: "running"}}
+			break
+		}
+	}
+	want(t, ContainerStopped(runningInTerminal, whileHeld), Fail, "with container app running, not terminated")
 
 	afterKubeletStart := Stops{ID: "stops", Pod: "orphan-process", After: "start-kubelet", Within: 30 * time.Second}
 	c = ContainerStopped(orphan(), afterKubeletStart)

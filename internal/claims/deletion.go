@@ -94,6 +94,14 @@ type Held struct {
 	// MinHold is a precondition (see Precondition): termlab sends the
 	// Release no sooner than this after the Delete was answered.
 	MinHold time.Duration
+	// UpdateSeenWithin, if set, needs the watch to show what the Delete
+	// asks for (a deletionTimestamp, and GracePeriod when set) within this
+	// of the request: the API server writes it before it answers, and a
+	// watch sees every write, so a later GET showing it is no substitute.
+	// An event before the request that already showed it meets it too:
+	// then the request has nothing to write (the kubelet's or kwok's own
+	// grace-0 delete can come first).
+	UpdateSeenWithin time.Duration
 }
 
 // DeletionHeld decides that after the delete the object carries a
@@ -151,6 +159,9 @@ func DeletionHeld(rec *evidence.Record, h Held) Claim {
 			k.cite(s.Path)
 		}
 	}
+	if h.UpdateSeenWithin > 0 {
+		k.updateSeen(rec, h, del, seenEnd)
+	}
 	if len(states) == 0 {
 		return k.missing("nothing was observed of pod %s between the %s request and the lab's next action on it", h.Pod, h.Delete)
 	}
@@ -178,6 +189,36 @@ func DeletionHeld(rec *evidence.Record, h Held) Claim {
 	return k.done()
 }
 
+// updateSeen decides that the watch showed what the delete asks for (a
+// deletionTimestamp, and the grace period asked for) by h.UpdateSeenWithin
+// after the request and before the lab's next action on the pod: in the
+// request's own update, or already in the last event before it.
+func (k *check) updateSeen(rec *evidence.Record, h Held, del evidence.Action, seenEnd time.Time) {
+	shows := func(e evidence.PodEvent) bool {
+		if e.Type == "DELETED" || e.DeletionTimestamp == nil {
+			return false
+		}
+		return h.GracePeriod == nil || (e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == *h.GracePeriod)
+	}
+	if before, ok := rec.Latest(h.Pod, del.StartedAt); ok && before.ObservedAt.Before(del.StartedAt) && shows(before) {
+		k.observe("update_seen_before_request", before.ResourceVersion)
+		return
+	}
+	update, ok := rec.FirstEvent(h.Pod, del.StartedAt, shows)
+	what := "a deletionTimestamp"
+	if h.GracePeriod != nil {
+		what = fmt.Sprintf("a deletionTimestamp with deletionGracePeriodSeconds %d", *h.GracePeriod)
+	}
+	if !k.require(ok && update.ObservedAt.Before(seenEnd), "no watch event of pod %s after the %s request showed %s (the update the request writes)", h.Pod, h.Delete, what) {
+		return
+	}
+	iv := since(rec, del, update.ObservedAt)
+	k.observeInterval("update_seen_after_seconds", iv)
+	k.observe("update_resourceVersion", update.ResourceVersion)
+	k.require(k.withinClocks(iv, noLowerBound, h.UpdateSeenWithin, fmt.Sprintf("the time from the %s request to the watch event showing its update", h.Delete)),
+		"the watch showed the %s request's update (%s) %s after it, later than %s", h.Delete, what, iv.D.Round(time.Millisecond), h.UpdateSeenWithin)
+}
+
 func int64String(p *int64) string {
 	if p == nil {
 		return "unset"
@@ -198,6 +239,13 @@ type Deleted struct {
 	// deletionTimestamp before the action was sent. (That nothing comes
 	// after DELETED is the lab's WatchOrder claim, for every object.)
 	MarkedAfterRequest bool
+	// UpdateBeforeDeleted, if set, also needs a watch event after the
+	// action and before the DELETED that shows a deletionTimestamp with
+	// this deletionGracePeriodSeconds: the API server writes a pod's
+	// deletion as an update before it removes the object, even at grace 0
+	// (the registry's graceful path, which pods always take), so the
+	// watch shows it first.
+	UpdateBeforeDeleted *int64
 }
 
 // DeletedWithin decides that a DELETED event arrived within the bound after the action.
@@ -245,6 +293,16 @@ func DeletedWithin(rec *evidence.Record, d Deleted) Claim {
 	}
 	if d.MarkedAfterRequest {
 		markedAfterRequest(k, rec, d, act, gone)
+	}
+	if d.UpdateBeforeDeleted != nil {
+		grace := *d.UpdateBeforeDeleted
+		update, ok := rec.FirstEvent(d.Pod, act.StartedAt, func(e evidence.PodEvent) bool {
+			return e.Type != "DELETED" && e.DeletionTimestamp != nil && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == grace
+		})
+		if k.require(ok && update.ObservedAt.Before(gone.ObservedAt), "no watch event between the %s request and the DELETED showed its update (a deletionTimestamp with deletionGracePeriodSeconds %d)", d.After, grace) {
+			k.observe("update_resourceVersion", update.ResourceVersion)
+			k.observeInterval("update_before_deleted_seconds", rec.Between(evidence.OnHost(update.ObservedAt), evidence.OnHost(gone.ObservedAt)))
+		}
 	}
 	return k.done()
 }
@@ -318,6 +376,24 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 	}
 	var stopped *evidence.ContainerObservation
 	lastSeen := "no crictl observation after the request"
+	for _, o := range rec.ContainersFor(s.Pod) {
+		// The claim is that the request stopped it: a look before the
+		// request that saw it stopped says something else did.
+		if o.ContainerID == id && o.ObservedAt.Before(act.StartedAt) && o.Stopped() {
+			k.cite(o.Files()...)
+			k.contradicts(false, "crictl saw container %s %s at %s, before the %s request: the request did not stop it", id, o.State, stamp(o.ObservedAt), s.After)
+		}
+	}
+	for _, e := range rec.EventsFor(s.Pod) {
+		if !e.ObservedAt.Before(act.StartedAt) {
+			break
+		}
+		for _, c := range e.Containers {
+			if c.ContainerID == id && c.State == "terminated" {
+				k.contradicts(false, "the pod's status reported container %s terminated (%s event rv %s at %s), before the %s request: the request did not stop it", c.Name, e.Type, e.ResourceVersion, stamp(e.ObservedAt), s.After)
+			}
+		}
+	}
 	for _, o := range rec.ContainersFor(s.Pod) {
 		if o.ContainerID != id || o.ObservedAt.Before(act.StartedAt) {
 			continue
@@ -409,6 +485,15 @@ func ContainerStopped(rec *evidence.Record, s Stops) Claim {
 			k.observe("pod_phase", terminal.Phase)
 			k.observe("pod_phase_resourceVersion", terminal.ResourceVersion)
 			k.require(!deleted || terminal.ObservedAt.Before(gone.ObservedAt), "phase %s was only reported with the deletion", terminal.Phase)
+			// The kubelet computes the phase from the containers' states
+			// in the same status: a terminal phase with this container not
+			// terminated is no status it writes.
+			for _, c := range terminal.Containers {
+				if c.ContainerID == id {
+					k.observe("pod_phase_container_state", c.State)
+					k.require(c.State == "terminated", "phase %s was reported (rv %s) with container %s %s, not terminated", terminal.Phase, terminal.ResourceVersion, c.Name, c.State)
+				}
+			}
 		}
 	}
 	if stopped.State == evidence.ContainerNotFound && (!deleted || gone.ObservedAt.After(stopped.ObservedAt)) {

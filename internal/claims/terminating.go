@@ -25,6 +25,11 @@ type Stuck struct {
 	// request no sooner than this after the node watch saw the node leave
 	// Ready.
 	PastNotReady time.Duration
+	// MarkedWithin, if set, needs the watch to show the deletionTimestamp
+	// within this of the Delete request: the API server writes it before
+	// it answers (the kubelet being down changes nothing there), so only
+	// the watch delivery remains.
+	MarkedWithin time.Duration
 }
 
 // StaysTerminating decides that after the delete the object got a
@@ -53,6 +58,12 @@ func StaysTerminating(rec *evidence.Record, s Stuck) Claim {
 	}
 	deadline := *marked.DeletionTimestamp
 	k.observe("deletionTimestamp", stamp(deadline))
+	if s.MarkedWithin > 0 {
+		iv := since(rec, del, marked.ObservedAt)
+		k.observeInterval("marked_after_seconds", iv)
+		k.require(k.withinClocks(iv, noLowerBound, s.MarkedWithin, fmt.Sprintf("the time from the %s request to the watch event showing its deletionTimestamp", s.Delete)),
+			"the watch showed the deletionTimestamp %s after the %s request, later than %s", iv.D.Round(time.Millisecond), s.Delete, s.MarkedWithin)
+	}
 	k.observe("deletionGracePeriodSeconds", marked.DeletionGracePeriodSeconds)
 	// The deadline is the API server's (it set the deletionTimestamp).
 	past := rec.Between(evidence.Stamp{Time: deadline, Clock: evidence.ClockAPIServer}, rec.ActionStamp(until))

@@ -181,6 +181,51 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"finalizer.kubelet.force.object_stays"},
 		},
 		{
+			// The force delete's update (deletionGracePeriodSeconds 0) never
+			// seen by the watch: only the GET 5 s later shows grace 0.
+			name: "the watch never showed held-kwok's grace 0",
+			mutate: func(rec *evidence.Record) {
+				deleteEvents(rec, "held-kwok", func(e evidence.PodEvent) bool {
+					return e.Type == "MODIFIED" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
+				})
+			},
+			fails: []string{"finalizer.kwok.force.object_stays"},
+		},
+		{
+			// The slowest recorded is 0.012 s; the claim allows 1 s.
+			name: "the ordinary delete's update was seen 1.5 s after the request",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", "held-kwok")
+				for i, e := range rec.PodEvents {
+					if e.Name == "held-kwok" && e.DeletionTimestamp != nil && e.ObservedAt.Before(del.StartedAt.Add(1500*time.Millisecond)) {
+						rec.PodEvents[i].ObservedAt = del.StartedAt.Add(1500 * time.Millisecond)
+					}
+				}
+			},
+			fails: []string{"finalizer.kwok.delete.object_stays"},
+		},
+		{
+			name: "crictl saw held's container exited before the ordinary delete",
+			mutate: func(rec *evidence.Record) {
+				rec.Containers[0].State = evidence.ContainerExited
+			},
+			fails: []string{"finalizer.kubelet.delete.container_stopped", "finalizer.kubelet.delete.graceful_stop"},
+		},
+		{
+			name: "phase Succeeded reported with held's container still running",
+			mutate: func(rec *evidence.Record) {
+				for i, e := range rec.PodEvents {
+					if e.Name == "held" && e.Terminal() {
+						cs := append([]evidence.ContainerState(nil), e.Containers...)
+						cs[0].State = "running"
+						rec.PodEvents[i].Containers = cs
+						break
+					}
+				}
+			},
+			fails: []string{"finalizer.kubelet.delete.container_stopped"},
+		},
+		{
 			name: "the kwok half never ran",
 			mutate: func(rec *evidence.Record) {
 				deleteEvents(rec, "held-kwok", func(evidence.PodEvent) bool { return true })

@@ -58,6 +58,10 @@ const (
 	// goneAfterRelease: at grace 0 the API server deletes the object in the
 	// same update that removes its last finalizer; only the watch delivery remains.
 	goneAfterRelease = claims.WatchAllowance
+	// updateSeenWithin: a delete writes its update (deletionTimestamp,
+	// grace period) before the API server answers; only the watch
+	// delivery remains.
+	updateSeenWithin = claims.WatchAllowance
 )
 
 // Definition is the lab.
@@ -260,9 +264,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		p := "finalizer." + t.label
 		out = append(out, claims.DeletionHeld(rec, claims.Held{
 			ID: p + ".delete.object_stays",
-			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), termlab waits at least %s before it removes the finalizer (precondition); in that time the API object gets a deletionTimestamp and stays, finalizer %s still set, with no DELETED event (without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
-				t.pod, t.where, sec(watchHeldFor), Finalizer),
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s %s (no grace period given: the pod's 30 s apply), termlab waits at least %s before it removes the finalizer (precondition); in that time the API object gets a deletionTimestamp, which the watch shows within %s of the request, and stays, finalizer %s still set, with no DELETED event (without a finalizer the kubelet's own final delete comes 0.8–3.2 s after such a delete).",
+				t.pod, t.where, sec(watchHeldFor), sec(updateSeenWithin), Finalizer),
 			Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionDelete, Release: evidence.ActionRemoveFinalizers, MinHold: watchHeldFor,
+			UpdateSeenWithin: updateSeenWithin,
 		}))
 		if t.label == "kubelet" {
 			out = append(out,
@@ -283,9 +288,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		out = append(out,
 			claims.DeletionHeld(rec, claims.Held{
 				ID: p + ".force.object_stays",
-				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, termlab waits %s before it removes the finalizer (precondition); in that time the object still exists — no DELETED event (without a finalizer it would be DELETED within %s) — with deletionGracePeriodSeconds 0 and finalizer %s still set.",
-					t.pod, sec(watchHeldFor), sec(claims.WatchAllowance), Finalizer),
+				Statement: fmt.Sprintf("After a force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of %s, termlab waits %s before it removes the finalizer (precondition); in that time the object still exists — no DELETED event (without a finalizer it would be DELETED within %s) — with deletionGracePeriodSeconds 0, which the watch shows within %s of the request, and finalizer %s still set.",
+					t.pod, sec(watchHeldFor), sec(claims.WatchAllowance), sec(updateSeenWithin), Finalizer),
 				Pod: t.pod, Finalizer: Finalizer, Delete: evidence.ActionForceDelete, Release: evidence.ActionRemoveFinalizers, GracePeriod: &zero, MinHold: watchHeldFor,
+				UpdateSeenWithin: updateSeenWithin,
 			}),
 			claims.DeletedWithin(rec, claims.Deleted{
 				ID: p + ".finalizer_removed.deleted",

@@ -1,6 +1,7 @@
 package force
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -55,7 +56,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 			x, y := &rec.PodEvents[n-2], &rec.PodEvents[n-1]
 			*x, *y = *y, *x
 			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
-		}, []string{"force.watch_order"}},
+			// …and so the force delete's update no longer comes before the DELETED.
+		}, []string{"force.watch_order", "force.api_object_gone"}},
 		{"the deletionTimestamp was seen before the force delete", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
 			for i, e := range rec.PodEvents {
@@ -109,6 +111,28 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 		}, []string{"force.sigkill_after_minimum_grace"}},
+		{"the watch never showed the force delete's update before DELETED", func(rec *evidence.Record) {
+			rec.PodEvents = slices.DeleteFunc(rec.PodEvents, func(e evidence.PodEvent) bool {
+				return e.Type == "MODIFIED" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
+			})
+		}, []string{"force.api_object_gone"}},
+		{"the pod's status reported the container terminated before the force delete", func(rec *evidence.Record) {
+			for i, e := range rec.PodEvents {
+				if e.Phase == "Running" && len(e.Containers) > 0 && e.Containers[0].ContainerID != "" {
+					cs := append([]evidence.ContainerState(nil), e.Containers...)
+					cs[0].State = "terminated"
+					rec.PodEvents[i].Containers = cs
+					break
+				}
+			}
+		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
+		{"crictl saw the container exited before the force delete", func(rec *evidence.Record) {
+			force, _ := rec.Action("force-delete", pod)
+			if !rec.Containers[0].ObservedAt.Before(force.StartedAt) {
+				panic("the recorded run's first look is not before the force delete")
+			}
+			rec.Containers[0].State = evidence.ContainerExited
+		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 		{"the kubelet sent SIGTERM 4.5 s after the request", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
 			late := force.StartedAt.Add(4500 * time.Millisecond)

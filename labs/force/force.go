@@ -128,12 +128,13 @@ func steps(ctx context.Context, r *lab.Run) error {
 // Claims decides lab:force's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	sec := claims.InSeconds
-	killed := int32(137) // 128 + SIGKILL
+	zeroGrace := int64(0) // a force delete's grace period
+	killed := int32(137)  // 128 + SIGKILL
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "force.api_object_gone",
-			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself, so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is force.watch_order). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
-			Pod:       pod, After: evidence.ActionForceDelete, Within: goneWithin, RequireGone: true, MarkedAfterRequest: true,
+			Statement: fmt.Sprintf("A force delete (DeleteOptions gracePeriodSeconds=0, as kubectl --force --grace-period=0 sends) of pod %s, which has no finalizer, removes the API object at once: the API server deletes it in the request itself — writing the deletion first as an update (deletionTimestamp, deletionGracePeriodSeconds 0), which the watch shows before the DELETED, as it does for every pod — so a DELETED event arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound; no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is force.watch_order). Runs compare within ±%[2]s.", pod, sec(goneWithin)),
+			Pod:       pod, After: evidence.ActionForceDelete, Within: goneWithin, RequireGone: true, MarkedAfterRequest: true, UpdateBeforeDeleted: &zeroGrace,
 		}).WithTolerance("deleted_after_seconds", goneWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "force.container_outlives_object",

@@ -175,12 +175,13 @@ func steps(ctx context.Context, r *lab.Run) error {
 // Claims decides lab:orphan's claims from the record.
 func Claims(rec *evidence.Record) []claims.Claim {
 	sec := claims.InSeconds
+	zeroGrace := int64(0) // a force delete's grace period
 	node := rec.TargetOf(evidence.ActionStopKubelet)
 	return []claims.Claim{
 		claims.DeletedWithin(rec, claims.Deleted{
 			ID:        "orphan.api_object_exists_false",
-			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself, so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is orphan.watch_order). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
-			Pod:       pod, After: evidence.ActionForceDelete, Within: deletedWithin, RequireGone: true, MarkedAfterRequest: true,
+			Statement: fmt.Sprintf("With the kubelet stopped, a force delete (gracePeriodSeconds=0) of pod %s removes the API object anyway: the API server deletes it in the request itself — writing the deletion first as an update (deletionTimestamp, deletionGracePeriodSeconds 0), which the watch shows before the DELETED, as it does for every pod — so DELETED arrives within %s of the request (the allowance for the watch delivery), and a GET afterwards answers NotFound (api_object_exists: false); no watch event shows a deletionTimestamp before the request (that the events come in an order a watch sends is orphan.watch_order). Runs compare within ±%[2]s.", pod, sec(deletedWithin)),
+			Pod:       pod, After: evidence.ActionForceDelete, Within: deletedWithin, RequireGone: true, MarkedAfterRequest: true, UpdateBeforeDeleted: &zeroGrace,
 		}).WithTolerance("deleted_after_seconds", deletedWithin),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "orphan.container_running",

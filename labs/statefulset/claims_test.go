@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/labtest"
@@ -53,6 +54,20 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			},
 			fails: []string{"statefulset.old_container_killed_after_kubelet_restart"},
+		},
+		{
+			// Recorded: 0.010–0.012 s; the claim allows 1 s (claims.WatchAllowance).
+			name: "the ordinary delete's update was seen 2 s after the request",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				del, _ := rec.Action("delete", pod)
+				late := del.StartedAt.Add(2 * time.Second)
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.DeletionTimestamp != nil && !e.ObservedAt.Before(del.StartedAt) && e.ObservedAt.Before(late) {
+						rec.PodEvents[i].ObservedAt = late
+					}
+				}
+			},
+			fails: []string{"statefulset.stays_terminating"},
 		},
 		{
 			name: "something finished the ordinary delete at its grace deadline",

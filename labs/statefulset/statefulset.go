@@ -460,9 +460,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "statefulset.stays_terminating",
-			Statement: fmt.Sprintf("After an ordinary delete of %s (grace period %s) with its kubelet stopped, termlab waits until the node has turned NotReady and at least %s past the grace deadline before the force delete (precondition); in that time the object gets a deletionTimestamp and stays — no DELETED event — while crictl shows the container running: nobody but the kubelet finishes a graceful delete.",
-				pod, claims.InSeconds(grace), claims.InSeconds(pastDeadline)),
+			Statement: fmt.Sprintf("After an ordinary delete of %s (grace period %s) with its kubelet stopped, termlab waits until the node has turned NotReady and at least %s past the grace deadline before the force delete (precondition); in that time the object gets a deletionTimestamp, which the watch shows within %s of the request (the API server writes it whether or not the kubelet runs; the allowance is the watch delivery's), and stays — no DELETED event — while crictl shows the container running: nobody but the kubelet finishes a graceful delete.",
+				pod, claims.InSeconds(grace), claims.InSeconds(pastDeadline), claims.InSeconds(claims.WatchAllowance)),
 			Pod: pod, Node: node, Delete: evidence.ActionDelete, Until: evidence.ActionForceDelete, PastDeadline: pastDeadline,
+			MarkedWithin: claims.WatchAllowance,
 		}),
 		claims.NoSecondIncarnation(rec, claims.Single{
 			ID: "statefulset.no_replacement_while_terminating",

@@ -2,6 +2,7 @@ package stuck
 
 import (
 	"testing"
+	"time"
 
 	"github.com/termlab/termlab/internal/claims"
 	"github.com/termlab/termlab/internal/evidence"
@@ -41,6 +42,20 @@ func TestContradictingRecordsFail(t *testing.T) {
 			mutate: func(rec *evidence.Record) {
 				del, _ := rec.Action("delete", pod)
 				rec.Gaps = append(rec.Gaps, evidence.WatchGap{Source: evidence.WatchPods, From: del.FinishedAt, To: del.FinishedAt.Add(grace), Why: "test: connection reset"})
+			},
+			fails: []string{"stuck.stays_terminating"},
+		},
+		{
+			// Recorded: 0.028 s; the claim allows 1 s (claims.WatchAllowance).
+			name: "the delete's update was seen 2 s after the request",
+			mutate: func(rec *evidence.Record) {
+				del, _ := rec.Action("delete", pod)
+				late := del.StartedAt.Add(2 * time.Second)
+				for i, e := range rec.PodEvents {
+					if e.Name == pod && e.DeletionTimestamp != nil && e.ObservedAt.Before(late) {
+						rec.PodEvents[i].ObservedAt = late
+					}
+				}
 			},
 			fails: []string{"stuck.stays_terminating"},
 		},
@@ -86,7 +101,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 					}
 				}
 			},
-			fails: []string{"stuck.container_running_after_gone"},
+			// …and so the kubelet's return did not stop it.
+			fails: []string{"stuck.container_running_after_gone", "stuck.container_stopped_after_kubelet_restart"},
 		},
 		{
 			name: "the container still ran long after the kubelet came back",

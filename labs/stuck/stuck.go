@@ -210,9 +210,10 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	return []claims.Claim{
 		claims.StaysTerminating(rec, claims.Stuck{
 			ID: "stuck.stays_terminating",
-			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, termlab waits until at least %s past its grace deadline and %s past the node turning NotReady (one whole run of the pod garbage collector) before the out-of-service taint (precondition); in that time the object gets a deletionTimestamp and stays — no DELETED event: the pod garbage collector leaves it, NotReady alone finishes nothing — while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
-				pod, grace, pastDeadline, pastNotReady),
+			Statement: fmt.Sprintf("After an ordinary delete of pod %s (grace period %s) with its kubelet stopped, termlab waits until at least %s past its grace deadline and %s past the node turning NotReady (one whole run of the pod garbage collector) before the out-of-service taint (precondition); in that time the object gets a deletionTimestamp, which the watch shows within %s of the request (the API server writes it whether or not the kubelet runs; the allowance is the watch delivery's), and stays — no DELETED event: the pod garbage collector leaves it, NotReady alone finishes nothing — while crictl still shows the container running after the deadline. Nobody but the kubelet finishes a graceful delete.",
+				pod, grace, pastDeadline, pastNotReady, claims.InSeconds(claims.WatchAllowance)),
 			Pod: pod, Node: node, Delete: evidence.ActionDelete, Until: evidence.ActionTaintNode, PastDeadline: pastDeadline, PastNotReady: pastNotReady,
+			MarkedWithin: claims.WatchAllowance,
 		}),
 		claims.KubeletStopNotReady(rec, "stuck.node_not_ready"),
 		claims.KubeletStopTainted(rec, "stuck.node_unreachable_taint"),
