@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -233,5 +234,26 @@ func Decided(t *testing.T, cs []claims.Claim, id string, v claims.Verdict, reaso
 		t.Errorf("%s: %s (%s), want %s", id, c.Verdict, c.Reason, v)
 	case !strings.Contains(c.Reason, reasonHas):
 		t.Errorf("%s: reason %q does not mention %q", id, c.Reason, reasonHas)
+	}
+}
+
+// DropForceUpdate removes from the pods watch the update a force delete
+// writes (deletionGracePeriodSeconds 0) before its DELETED.
+func DropForceUpdate(rec *evidence.Record) {
+	rec.PodEvents = slices.DeleteFunc(rec.PodEvents, func(e evidence.PodEvent) bool {
+		return e.Type == "MODIFIED" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
+	})
+}
+
+// TerminatedWhileRunning makes the first Running pod event whose first
+// container has an ID report that container terminated.
+func TerminatedWhileRunning(rec *evidence.Record) {
+	for i, e := range rec.PodEvents {
+		if e.Phase == "Running" && len(e.Containers) > 0 && e.Containers[0].ContainerID != "" {
+			cs := append([]evidence.ContainerState(nil), e.Containers...)
+			cs[0].State = "terminated"
+			rec.PodEvents[i].Containers = cs
+			return
+		}
 	}
 }

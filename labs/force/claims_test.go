@@ -1,7 +1,6 @@
 package force
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -111,21 +110,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 				}
 			}
 		}, []string{"force.sigkill_after_minimum_grace"}},
-		{"the watch never showed the force delete's update before DELETED", func(rec *evidence.Record) {
-			rec.PodEvents = slices.DeleteFunc(rec.PodEvents, func(e evidence.PodEvent) bool {
-				return e.Type == "MODIFIED" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
-			})
-		}, []string{"force.api_object_gone"}},
-		{"the pod's status reported the container terminated before the force delete", func(rec *evidence.Record) {
-			for i, e := range rec.PodEvents {
-				if e.Phase == "Running" && len(e.Containers) > 0 && e.Containers[0].ContainerID != "" {
-					cs := append([]evidence.ContainerState(nil), e.Containers...)
-					cs[0].State = "terminated"
-					rec.PodEvents[i].Containers = cs
-					break
-				}
-			}
-		}, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
+		{"the watch never showed the force delete's update before DELETED", labtest.DropForceUpdate, []string{"force.api_object_gone"}},
+		{"the pod's status reported the container terminated before the force delete", labtest.TerminatedWhileRunning, []string{"force.container_stops", "force.sigkill_after_minimum_grace"}},
 		{"crictl saw the container exited before the force delete", func(rec *evidence.Record) {
 			force, _ := rec.Action("force-delete", pod)
 			if !rec.Containers[0].ObservedAt.Before(force.StartedAt) {

@@ -1,7 +1,6 @@
 package orphan
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -123,21 +122,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 			*x, *y = *y, *x
 			x.ObservedAt, y.ObservedAt = y.ObservedAt, x.ObservedAt
 		}, "orphan.watch_order"},
-		{"the watch never showed the force delete's update before DELETED", func(rec *evidence.Record) {
-			rec.PodEvents = slices.DeleteFunc(rec.PodEvents, func(e evidence.PodEvent) bool {
-				return e.Type == "MODIFIED" && e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
-			})
-		}, "orphan.api_object_exists_false"},
-		{"the pod's status reported the container terminated before the kubelet's return", func(rec *evidence.Record) {
-			for i, e := range rec.PodEvents {
-				if e.Phase == "Running" && len(e.Containers) > 0 && e.Containers[0].ContainerID != "" {
-					cs := append([]evidence.ContainerState(nil), e.Containers...)
-					cs[0].State = "terminated"
-					rec.PodEvents[i].Containers = cs
-					break
-				}
-			}
-		}, "orphan.container_stopped_after_kubelet_restart"},
+		{"the watch never showed the force delete's update before DELETED", labtest.DropForceUpdate, "orphan.api_object_exists_false"},
+		{"the pod's status reported the container terminated before the kubelet's return", labtest.TerminatedWhileRunning, "orphan.container_stopped_after_kubelet_restart"},
 		{"crictl saw the container exited before the kubelet's return", func(rec *evidence.Record) {
 			if !rec.Containers[0].ObservedAt.Before(start(rec).StartedAt) {
 				panic("the recorded run's first look is not before the kubelet's start")
