@@ -11,6 +11,8 @@ const (
 	nsNamespacesQuiet     = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
 	afterUntaint          = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
 	cleanup               = "reviewed: cleanup comes after everything the claims state"
+	createUnread          = "reviewed: the lab's claims read its actions by kind (its delete or force delete, the kubelet's stop and start, the mount's hold and release), never its creates: the shared code that reads a create is reached by other labs only (claims.existedFrom by lab:kwok's fidelity claims; claims.DeletionHeld, which bounds what it reads by the next action on the pod, by lab:finalizer), and the API server's clock is measured from termlab's requests only against an audit log, which this run did not keep"
+	hostClock             = "reviewed: the run reached the nodes by docker exec, so their clocks are the host's kernel clock (evidence.Record.SharesHostClock): without the node's measured offset an interval is taken uncorrected, which the offsets measured here (under 1.5 ms, ± under 2.5 ms) barely changed, and no claim is left not checked"
 	creationLook          = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
 	exitRace              = "reviewed: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
 	forceUpdate           = "reviewed: the force delete's update (deletionTimestamp, grace 0) 3–30 ms before DELETED: the claims state when DELETED came, not that the update was seen first"
@@ -49,12 +51,17 @@ const (
 	gracefulOneFailure   = "reviewed: one failure fewer of exit-now's: the claim states that requests fail and that each lies in a named window, not how many fail"
 	gracefulTaskExit     = "reviewed: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
 	gracefulTaskExitRead = "missing claim: no claim of lab:graceful checks containerd's task exit against crictl's exited look of the same container: facts.go's exit() takes crictl's exit first and reads a task exit only for a variant whose exit crictl never saw, which in the reference run is none, so a task exit's status or time changes nothing"
+	gracefulTerminating  = "reviewed: endpoint_terminating bounds each variant's terminating endpoint above only, 3 s after the delete: ×2 of 0.329 s at most stays inside, and ×0.5 (a faster controller, still after the delete) contradicts nothing it states"
+	gracefulPropagation  = "reviewed: a propagation is bounded above, by client_node_stops_forwarding's 10 s and, for exec-sleep and native-sleep, by prestop_sleep_loses_nothing's 10 s preStop sleep: ×2 of 2.142 s at most stays inside both"
+	gracefulHookReturn   = "reviewed: sigterm_after_prestop bounds exec-sleep's SIGTERM after its preStop's end to -0.1 s … 3.5 s (hookReturnWithin, the kubelet's sync): 0.548 s ×2 or ×0.5 stays inside"
+	gracefulHookStart    = "reviewed: sigterm_after_prestop bounds exec-sleep's preStop start after the delete to -0.1 s … 3.5 s (the kubelet's sync): 2.533 s ×0.5 stays inside (its ×2 is killed)"
 	gracefulProxyLater   = "reviewed: the variant's drop is seen one read later (a read took 0.1–1.6 s in this run, 0.1 s apart): its propagation grows by that and stays inside client_node_stops_forwarding's 10 s bound (2.142 s at most here) and short of the 10 s preStop sleep prestop_sleep_loses_nothing compares it with; the claims bound the propagation, not which read first shows the drop"
 	// lab:mount.
 	mountPodEvents     = "reviewed: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
 	mountTerminal      = "reviewed: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped or its container state flipped, the other still shows it"
 	mountOneFailure    = "reviewed: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
 	mountJournalOther  = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
+	mountOtherNode     = "reviewed: every node time lab:mount's claims read (the kubelet's journal, crictl's looks, the mount looks) was recorded on termlab-worker in this run, so no interval is taken on termlab-worker2's clock"
 	mountBeforeRelease = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
 )
 
@@ -93,6 +100,9 @@ var Survivors = map[string][]Reason{
 		{"drop journal entry 18 (kubelet on termlab-worker: Output: umount:)", mountOneFailure},
 		{"drop journal entry 20 (kubelet on termlab-worker: E nestedpendingoperations.go:348)", mountOneFailure},
 		{"drop journal entry 22 (kubelet on termlab-worker: Output: umount:)", mountOneFailure},
+		{"action 0 (create mounted) *", createUnread},
+		{"clock node/termlab-worker dropped", hostClock},
+		{"clock node/termlab-worker2 *", mountOtherNode},
 	},
 	"finalizer": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -135,6 +145,7 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the pods watch over step 0 (create pod slow-exit on termlab-worker and wait until it is Ready)", gapCreate},
 		{"watch gap in the pods watch over step 2 (look at the container on termlab-worker)", gapAfterDeleted},
 		{"watch gap in the pods watch over step 3 (wait for the container to stop)", gapAfterDeleted},
+		{"action 0 (create slow-exit) *", createUnread},
 	},
 	"orphan": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -161,6 +172,7 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step 0 (create pod orphan-process on termlab-worker2 and record its container ID)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 5 (start the kubelet on termlab-worker2 and watch the container)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 6 (wait for termlab-worker2 to be Ready again)", gapNodesOutside},
+		{"action 0 (create orphan-process) *", createUnread},
 	},
 	"stuck": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -307,6 +319,12 @@ var Survivors = map[string][]Reason{
 		{"proxy read 20 (termlab-worker2) dropped", gracefulProxyLater},
 		{"proxy read 21 (termlab-worker2) dropped", gracefulProxyLater},
 		{"proxy read * (termlab-worker2) still forwards *", gracefulProxyLater},
+		{"action * (create-service *) *", createUnread},
+		{"action * (create *) *", createUnread},
+		{"* graceful.endpoint_terminating *_terminating_after_seconds (*)", gracefulTerminating},
+		{"stretch ×2 graceful.client_node_stops_forwarding *_propagation_seconds (*)", gracefulPropagation},
+		{"* graceful.sigterm_after_prestop exec_sigterm_after_prestop_end_seconds (*)", gracefulHookReturn},
+		{"shrink ×0.5 graceful.sigterm_after_prestop exec_prestop_started_after_delete_seconds (*)", gracefulHookStart},
 	},
 	"namespace": {
 		{"watch gap in the events watch *", nsKubeEvents},
@@ -349,6 +367,7 @@ var Survivors = map[string][]Reason{
 		{"flip state crictl look 8 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 11 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
+		{"action * (create *) *", createUnread},
 	},
 	"scale": {
 		{"watch gap in the events watch *", gapKubeEvents},
