@@ -11,6 +11,8 @@ const (
 	nsNamespacesQuiet     = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
 	afterUntaint          = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
 	cleanup               = "reviewed: cleanup comes after everything the claims state"
+	runningLookMoved      = "reviewed: claims.RunningAfterDeleted requires crictl's looks after the DELETED (for lab:orphan, the last one after the node left Ready, all before the kubelet's start) to show the container running, and bounds no time between them: ×2 or ×0.5 of a look's distance from the DELETED or the NotReady keeps it on the same side, inside the window"
+	orphanStopMoved       = "reviewed: of lab:orphan's claims only node_not_ready reads the kubelet stop's time (claims.KubeletStopNotReady): moved 2 s, or by ×2 or ×0.5 of the 0.07 s to the force delete, the node's NotReady stays 39.6–65 s after it (49.1 s here); which of termlab's own two requests came first is not the cluster's behaviour"
 	createUnread          = "reviewed: the lab's claims read its actions by kind (its delete or force delete, the kubelet's stop and start, the mount's hold and release), never its creates: the shared code that reads a create is reached by other labs only (claims.existedFrom by lab:kwok's fidelity claims; claims.DeletionHeld, which bounds what it reads by the next action on the pod, by lab:finalizer), and the API server's clock is measured from termlab's requests only against an audit log, which this run did not keep"
 	hostClock             = "reviewed: the run reached the nodes by docker exec, so their clocks are the host's kernel clock (evidence.Record.SharesHostClock): without the node's measured offset an interval is taken uncorrected, which the offsets measured here (under 1.5 ms, ± under 2.5 ms) barely changed, and no claim is left not checked"
 	creationLook          = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
@@ -40,9 +42,12 @@ const (
 	taintLater            = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
 	unknownRepeated       = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
 	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
-	sidecarPodEvents  = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
-	sidecarKubeEvents = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
-	sidecarOtherLook  = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
+	sidecarPodEvents   = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
+	sidecarKubeEvents  = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
+	sidecarEndedInside = "reviewed: overrun_sidecars_ended_right_after bounds a sidecar's exit through its SIGTERM (within ±1.5 s of the main container's kill, a vouched timing) and its exit within 2.5 s of that SIGTERM (shortGrace): ×2 of about 1 s stays under 2.5 s; ended_after_main_killed is reported, not bounded by itself"
+	sidecarExitTooSoon = "missing claim: overrun_sidecars_ended_right_after says each sidecar's 1 s term delay fits in the short grace, but requires only that the exit comes within 2.5 s of the SIGTERM, not after the term delay: the exit moved to half as long after the SIGTERM (0.5 s) passes"
+	sidecarTogether    = "reviewed: overrun_sidecars_ended_right_after requires the two SIGTERMs within 0.5 s of each other: 0.006 s ×2 or ×0.5 stays inside"
+	sidecarOtherLook   = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	// lab:graceful.
 	gracefulPodEvents    = "reviewed: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
 	gracefulPodsGap      = "reviewed: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
@@ -146,6 +151,7 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the pods watch over step 2 (look at the container on termlab-worker)", gapAfterDeleted},
 		{"watch gap in the pods watch over step 3 (wait for the container to stop)", gapAfterDeleted},
 		{"action 0 (create slow-exit) *", createUnread},
+		{"* force.container_outlives_object first_seen_running_after_deleted_seconds (*)", runningLookMoved},
 	},
 	"orphan": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -173,6 +179,12 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step 5 (start the kubelet on termlab-worker2 and watch the container)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 6 (wait for termlab-worker2 to be Ready again)", gapNodesOutside},
 		{"action 0 (create orphan-process) *", createUnread},
+		{"* orphan.container_running first_seen_running_after_deleted_seconds (*)", runningLookMoved},
+		{"* orphan.container_running last_look_after_not_ready_seconds (*)", runningLookMoved},
+		{"action 1 (stop-kubelet termlab-worker2) 2s earlier", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) 2s later", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) earlier: its distance to what follows ×2", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) later: its distance to what follows ×0.5", orphanStopMoved},
 	},
 	"stuck": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -368,6 +380,9 @@ var Survivors = map[string][]Reason{
 		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 11 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"action * (create *) *", createUnread},
+		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarEndedInside},
+		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarExitTooSoon},
+		{"* sidecar.overrun_sidecars_ended_right_after sidecars_sigterm_apart_seconds (*)", sidecarTogether},
 	},
 	"scale": {
 		{"watch gap in the events watch *", gapKubeEvents},
