@@ -21,7 +21,6 @@ var Unreviewed = map[string]string{
 	// untolerated timings) are new: their survivors in these labs are
 	// being reviewed.
 	"finalizer":   newOperators,
-	"orphan":      newOperators,
 	"stuck":       newOperators,
 	"statefulset": newOperators,
 	"graceful":    newOperators,

@@ -13,6 +13,7 @@ const (
 	cleanup               = "reviewed: cleanup comes after everything the claims state"
 	runningLookMoved      = "reviewed: claims.RunningAfterDeleted requires crictl's looks after the DELETED (for lab:orphan, the last one after the node left Ready, all before the kubelet's start) to show the container running, and bounds no time between them: ×2 or ×0.5 of a look's distance from the DELETED or the NotReady keeps it on the same side, inside the window"
 	orphanStopMoved       = "reviewed: of lab:orphan's claims only node_not_ready reads the kubelet stop's time (claims.KubeletStopNotReady): moved 2 s, or by ×2 or ×0.5 of the 0.07 s to the force delete, the node's NotReady stays 39.6–65 s after it (49.1 s here); which of termlab's own two requests came first is not the cluster's behaviour"
+	orphanLastBeat        = "missing claim: heartbeat_advancing bounds the last heartbeat only from below (after the DELETED), not by the crictl read that returned it (at most an --interval and the clocks' uncertainty before it): moved to half or twice its 48.5 s from the DELETED (about 24 s before, or 48 s after, that read) it passes"
 	createUnread          = "reviewed: the lab's claims read its actions by kind (its delete or force delete, the kubelet's stop and start, the mount's hold and release), never its creates: the shared code that reads a create is reached by other labs only (claims.existedFrom by lab:kwok's fidelity claims; claims.DeletionHeld, which bounds what it reads by the next action on the pod, by lab:finalizer), and the API server's clock is measured from termlab's requests only against an audit log, which this run did not keep"
 	hostClock             = "reviewed: the run reached the nodes by docker exec, so their clocks are the host's kernel clock (evidence.Record.SharesHostClock): without the node's measured offset an interval is taken uncorrected, which the offsets measured here (under 1.5 ms, ± under 2.5 ms) barely changed, and no claim is left not checked"
 	creationLook          = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
@@ -185,6 +186,7 @@ var Survivors = map[string][]Reason{
 		{"action 1 (stop-kubelet termlab-worker2) 2s later", orphanStopMoved},
 		{"action 1 (stop-kubelet termlab-worker2) earlier: its distance to what follows ×2", orphanStopMoved},
 		{"action 1 (stop-kubelet termlab-worker2) later: its distance to what follows ×0.5", orphanStopMoved},
+		{"* orphan.heartbeat_advancing last_beat_after_deleted_seconds (*)", orphanLastBeat},
 	},
 	"stuck": {
 		{"watch gap in the events watch *", gapKubeEvents},
