@@ -21,7 +21,8 @@ type Class string
 const (
 	// ClassKilled: a claim that passed on the reference fails on the mutant.
 	ClassKilled Class = "killed"
-	// ClassTolerated: a stretched or shrunk timing survived, and every
+	// ClassTolerated: a stretched or shrunk timing its claim vouches for
+	// (one with a tolerance) survived, and every
 	// vouched timing it moved stayed within the tolerance its claim states
 	// (claims.Claim.Tolerances): the claim says another run may show that
 	// value and the same behaviour, so surviving is what it promises.
@@ -166,7 +167,7 @@ func classify(o Outcome, reads map[string]bool) Class {
 		return ClassKilled
 	case o.Panicked != "":
 		return ClassMissing
-	case isTiming(o.Operator) && len(o.Moved) > 0 && !slices.ContainsFunc(o.Moved, func(m Moved) bool { return !m.Within() }):
+	case isTiming(o.Operator) && !o.untolerated && len(o.Moved) > 0 && !slices.ContainsFunc(o.Moved, func(m Moved) bool { return !m.Within() }):
 		return ClassTolerated
 	case reads != nil && len(o.Touched) > 0 && !slices.ContainsFunc(o.Touched, func(f string) bool { return reads[f] }):
 		return ClassEquivalent

@@ -170,3 +170,22 @@ func TestAMissedReadIsCaught(t *testing.T) {
 		t.Errorf("problems:\n%s", problems)
 	}
 }
+
+// A timing its claim states no tolerance for is stretched too, and its
+// surviving stretch is missing, never tolerated: only a tolerance says
+// another run may show that value.
+func TestStretchOfAnUntoleratedTimingIsMissing(t *testing.T) {
+	untolerated := func(rec *evidence.Record) []claims.Claim {
+		c := fakeDecide(time.Second)(rec)[0]
+		c.Tolerances = nil
+		return []claims.Claim{c}
+	}
+	outcomes, _, _ := Mutate(fakeRecord(), untolerated, fakeReads, nil)
+	o, ok := byName(outcomes)["stretch ×2 fake.stopped stopped_after_seconds (Containers[0].FinishedAt)"]
+	if !ok {
+		t.Fatalf("the untolerated timing was not stretched: %v", keys(byName(outcomes)))
+	}
+	if o.Killed() || o.Class != ClassMissing {
+		t.Errorf("%s: %s (killed by %v), want missing: 2 s is inside the claim's 10 s and no tolerance vouches for it", o.Name, o.Class, o.KilledBy)
+	}
+}

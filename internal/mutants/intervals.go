@@ -16,36 +16,54 @@ import (
 // claims round to.
 const probe = 10 * time.Millisecond
 
-// vouched is one timing a passing claim vouches for.
+// vouched is one timing a passing claim reports: one it vouches for
+// (Claim.Tolerances), or one it only bounds or reports (untolerated).
 type vouched struct {
 	claim, key string
 	seconds    float64
+	// untolerated: the claim states no tolerance for it, so surviving its
+	// stretch is never tolerated (classes.go).
+	untolerated bool
 	// later are the recorded times that end it: moving one of them by
 	// probe moves the timing by probe.
 	later []timeField
 }
 
 // intervalMutants stretches (×2) and shrinks (×0.5) each timing a claim
-// that passed on the record vouches for, one at a time, by moving the
+// that passed on the record vouches for or reports (every "…_seconds" of
+// its Observed: the labs without tolerances state their bounds on these
+// too), one at a time, by moving the
 // recorded time(s) that end it: found by moving each recorded time a little
 // and watching which timings follow, so no table of which claim reads which
 // time has to be kept beside the claims.
-func intervalMutants(rec *evidence.Record, decide Decide) ([]Mutant, []string) {
+func intervalMutants(rec *evidence.Record, decide Decide) (ms []Mutant, untolerated map[string]bool, notes []string) {
 	rec = clone(rec)
 	var vs []*vouched
 	for _, c := range decide(rec) {
 		if !c.Passed() {
 			continue
 		}
-		for _, key := range sortedKeys(c.Tolerances) {
-			if s, ok := c.Observed[key].(float64); ok {
-				vs = append(vs, &vouched{claim: c.ID, key: key, seconds: s})
+		for _, key := range sortedKeys(c.Observed) {
+			_, tolerated := c.Tolerances[key]
+			if s, ok := c.Observed[key].(float64); ok && (tolerated || isTimingKey(key)) {
+				vs = append(vs, &vouched{claim: c.ID, key: key, seconds: s, untolerated: !tolerated})
 			}
 		}
 	}
 	if len(vs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	// The vouched timings first: a span both a tolerance and a bare report
+	// cover is one mutant, named and classed after the tolerance.
+	slices.SortStableFunc(vs, func(a, b *vouched) int {
+		switch {
+		case a.untolerated == b.untolerated:
+			return 0
+		case b.untolerated:
+			return -1
+		}
+		return 1
+	})
 	for _, f := range timeFields(rec) {
 		was := *f.at
 		*f.at = was.Add(probe)
@@ -65,7 +83,8 @@ func intervalMutants(rec *evidence.Record, decide Decide) ([]Mutant, []string) {
 			}
 		}
 	}
-	var out, notes = []Mutant(nil), []string(nil)
+	var out []Mutant
+	untolerated = map[string]bool{}
 	seen := map[string]bool{}
 	for _, v := range vs {
 		if len(v.later) == 0 {
@@ -91,14 +110,24 @@ func intervalMutants(rec *evidence.Record, decide Decide) ([]Mutant, []string) {
 				continue // another claim's timing of the same span: the same mutant
 			}
 			seen[key] = true
-			out = append(out, Mutant{
+			m := Mutant{
 				Operator: s.op,
 				Name:     fmt.Sprintf("%s %s %s (%s)", s.op, v.claim, v.key, where),
 				apply:    shiftTimes(paths, s.shift),
-			})
+			}
+			out = append(out, m)
+			untolerated[m.Name] = v.untolerated
 		}
 	}
-	return out, notes
+	return out, untolerated, notes
+}
+
+// isTimingKey: an Observed key that is an interval between two recorded
+// times (the claims' "…_seconds"), not a clock's correction or uncertainty
+// beside one, which no recorded time ends.
+func isTimingKey(key string) bool {
+	return strings.HasSuffix(key, "_seconds") &&
+		!strings.HasSuffix(key, "_clock_correction_seconds") && !strings.HasSuffix(key, "_clock_uncertainty_seconds")
 }
 
 // shiftTimes moves the recorded times at the paths by d.

@@ -7,13 +7,21 @@
 // reviewed reason in survivors_table.go. The lab's mutation score is
 // killed / (mutants − equivalent).
 //
-// The operators: each timing a claim vouches for (Claim.Tolerances)
-// stretched ×2 and shrunk ×0.5 by moving its later end; a watch event
+// The operators: each timing a passing claim vouches for
+// (Claim.Tolerances) or reports (every other "…_seconds" it observes, the
+// bounds of the labs that state no tolerance among them) stretched ×2 and
+// shrunk ×0.5 by moving its later end; a watch event
 // dropped (pods, nodes, Kubernetes Events, EndpointSlices); two adjacent
 // watch events of one object swapped; a container state flipped (running ↔
 // exited); a client's request flipped (a failure answered, every failure
 // of a target answered, an answer refused); an exit code changed among 0,
-// 137 and 143; a watch gap over a step. Everything is derived from the record alone,
+// 137 and 143; a watch gap over a step; an action of the lab dropped or
+// moved (its distance to what follows ×2 or ×0.5); an audit entry dropped,
+// its user or verb changed, or moved 2 s; a ledger write dropped,
+// duplicated, credited to another writer or moved 2 s (streams.go); a read
+// of kube-proxy's rules dropped or still showing an endpoint gone; a
+// containerd task exit's status changed or moved 2 s; a clock offset moved
+// 2 s or dropped. Everything is derived from the record alone,
 // in the record's order, so the same record gives the same mutants.
 package mutants
 
@@ -36,10 +44,17 @@ const (
 	OpFlip     = "flip state"
 	OpExitCode = "exit code"
 	OpGap      = "watch gap"
+	OpAction   = "action"
+	OpAudit    = "audit"
+	OpLedger   = "ledger"
+	OpProxy    = "proxy read"
+	OpTaskExit = "task exit"
+	OpClock    = "clock"
 )
 
 // Operators in the order mutants are generated and printed.
-var Operators = []string{OpStretch, OpShrink, OpDrop, OpSwap, OpFlip, OpExitCode, OpGap}
+var Operators = []string{OpStretch, OpShrink, OpDrop, OpSwap, OpFlip, OpExitCode, OpGap,
+	OpAction, OpAudit, OpLedger, OpProxy, OpTaskExit, OpClock}
 
 // MaxPerOperator bounds the mutants of one operator: lab:scale's record has
 // hundreds of pods and events, so its drops, swaps, flips and exit codes are
@@ -63,14 +78,17 @@ type Generated struct {
 	Mutants []Mutant
 	// Notes say what was sampled or could not be mutated.
 	Notes []string
+	// untolerated names the stretches and shrinks of timings their claim
+	// states no tolerance for: never tolerated, whatever else they move.
+	untolerated map[string]bool
 }
 
 // Generate derives the record's mutants, deterministically. decide is
 // needed to find which recorded times the vouched timings are made of.
 func Generate(rec *evidence.Record, decide Decide) Generated {
 	var g Generated
-	intervals, notes := intervalMutants(rec, decide)
-	g.Notes = append(g.Notes, notes...)
+	intervals, untolerated, notes := intervalMutants(rec, decide)
+	g.Notes, g.untolerated = append(g.Notes, notes...), untolerated
 	byOp := map[string][]Mutant{}
 	for _, m := range intervals {
 		byOp[m.Operator] = append(byOp[m.Operator], m)
@@ -80,6 +98,14 @@ func Generate(rec *evidence.Record, decide Decide) Generated {
 	byOp[OpFlip] = flipMutants(rec)
 	byOp[OpExitCode] = exitCodeMutants(rec)
 	byOp[OpGap] = gapMutants(rec)
+	byOp[OpAction] = actionMutants(rec)
+	var auditNotes []string
+	byOp[OpAudit], auditNotes = auditMutants(rec)
+	g.Notes = append(g.Notes, auditNotes...)
+	byOp[OpLedger] = ledgerMutants(rec)
+	byOp[OpProxy] = proxyMutants(rec)
+	byOp[OpTaskExit] = taskExitMutants(rec)
+	byOp[OpClock] = clockMutants(rec)
 	for _, op := range Operators {
 		ms := byOp[op]
 		if len(ms) > MaxPerOperator {

@@ -37,6 +37,9 @@ type Outcome struct {
 	// (not only their verdicts): the reads analysis missed a read.
 	Unsound string
 	decided []claims.Claim
+	// untolerated: a stretch or shrink of a timing its claim states no
+	// tolerance for (Generated.untolerated).
+	untolerated bool
 }
 
 // Killed reports whether a claim killed the mutant.
@@ -165,6 +168,7 @@ func Mutate(ref *evidence.Record, decide Decide, reads map[string]bool, reasons 
 		rec := clone(ref)
 		m.apply(rec)
 		o := decideMutant(m, rec, decide, refPassed)
+		o.untolerated = gen.untolerated[m.Name]
 		o.Touched = touchedFields(ref, rec)
 		o.Class = classify(o, reads)
 		if o.Class == ClassEquivalent && !sameClaims(o.decided, refClaims) {

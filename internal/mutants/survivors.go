@@ -16,22 +16,40 @@ type Reason struct {
 // Unreviewed are labs whose surviving mutants have no written reasons yet,
 // each with why: their survivors are printed, not failed on, and their
 // floor still holds. A lab leaves this list when its reasons are written.
-var Unreviewed = map[string]string{}
+var Unreviewed = map[string]string{
+	// The operators of #44 item 3 (streams.go, and intervals.go's
+	// untolerated timings) are new: their survivors in these labs are
+	// being reviewed.
+	"finalizer":   newOperators,
+	"stuck":       newOperators,
+	"statefulset": newOperators,
+	"graceful":    newOperators,
+	"kwok":        newOperators,
+	"sidecar":     newOperators,
+	"mount":       newOperators,
+	"scale":       newOperators,
+	"namespace":   newOperators,
+}
+
+// newOperators is why a lab is Unreviewed: the survivors of #44 item 3's
+// operators (actions, audit, ledger, proxy reads, task exits, clocks, and
+// the timings that state no tolerance) have no reasons written yet.
+const newOperators = "survivors of #44 item 3's operators (actions, audit entries, ledger writes, proxy reads, task exits, clock offsets, untolerated timings) not reviewed yet"
 
 // Floors are the committed mutation scores (killed / (mutants −
 // equivalent), rounded down):
 // a lab's score may not drop below its floor. Raise one when a claim kills
 // more; a new lab commits its own.
 var Floors = map[string]float64{
-	"finalizer":   0.42,
-	"force":       0.45,
+	"finalizer":   0.44,
+	"force":       0.44,
 	"orphan":      0.50,
-	"stuck":       0.50,
-	"statefulset": 0.39,
-	"kwok":        0.70,
-	"scale":       0.58,
-	"sidecar":     0.31,
-	"graceful":    0.47,
-	"mount":       0.37,
-	"namespace":   0.53,
+	"stuck":       0.29,
+	"statefulset": 0.26,
+	"kwok":        0.55,
+	"scale":       0.57,
+	"sidecar":     0.28,
+	"graceful":    0.28,
+	"mount":       0.40,
+	"namespace":   0.33,
 }

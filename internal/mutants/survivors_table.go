@@ -2,43 +2,52 @@ package mutants
 
 // Reasons shared by several surviving mutants.
 const (
-	nsDeleteSeen      = "reviewed: the namespace's own update after the delete (deletionTimestamp, no conditions yet): the claims time the delete from the request (the action, or the audit log by -by), and the next event shows the deletionTimestamp again"
-	nsPodStart        = "reviewed: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
-	nsPodRepeat       = "reviewed: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
-	nsPodExitAgain    = "reviewed: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
-	nsKubeEvents      = "reviewed: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log (a gap in their watch is one in Gaps, which its claims read for the other watches, so it is not computed equivalent)"
-	nsPodsBefore      = "reviewed: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
-	nsNamespacesQuiet = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
-	afterUntaint      = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
-	cleanup           = "reviewed: cleanup comes after everything the claims state"
-	creationLook      = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
-	exitRace          = "reviewed: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
-	forceUpdate       = "reviewed: the force delete's update (deletionTimestamp, grace 0) just before the original's DELETED: lab:statefulset asks when the replacement comes, timed from that DELETED, and the update moves no time it states (lab:force and lab:orphan, which ask what a force delete does to the object, require it: claims.Deleted.UpdateBeforeDeleted)"
-	gapAfterDeleted   = "reviewed: after the pod's DELETED: no claim rests on the absence of a pod event once the object is gone"
-	gapAfterReplaced  = "reviewed: after the replacement ran: no claim rests on the absence of a pod event then"
-	gapBeforeDelete   = "reviewed: before the delete request: the claims' windows on the pods watch begin at it"
-	gapCreate         = "reviewed: no claim rests on an absence while the pods are created (the deletion windows begin at the delete request)"
-	gapKubeEvents     = "reviewed: no claim rests on the absence of a Kubernetes Event (they are cited or counted, never required absent), so a gap in their watch hides nothing a claim states"
-	gapNodesOutside   = "reviewed: no claim rests on the absence of a node event in this step: the NotReady claim's window runs from the kubelet stop to the node leaving Ready"
-	kwokNextShows     = "reviewed: the pod's next event shows the same changes, so the flat list of transitions the fidelity claims compare (times and event boundaries aside) is the same"
-	kwokSetup         = "reviewed: kwok's own check before any pod exists"
-	nextShows         = "reviewed: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
-	noNodes           = "reviewed: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
-	oosFromActions    = "reviewed: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
-	otherWorker       = "reviewed: the other worker's Ready condition: the lab stops the kubelet of termlab-worker2 only"
-	readyAgain        = "reviewed: termlab-worker2 Ready again after the kubelet restart: no claim states when it returns (the lab waits for it before cleanup)"
-	scaleKubeEvents   = "reviewed: one Event fewer moves the namespace's bound by 10 ms (100 Events/s); no claim needs a particular Event"
-	scaleStartUp      = "reviewed: a pod's start-up, before the namespace delete: every_pod_ran needs one event per pod showing it Running, and another still does"
-	scaleTransitions  = "reviewed: lab:scale counts pods (each one's DELETED, finalizer pods held until released, the LISTs' states in the record), not their transitions: those are lab:kwok's fidelity claims"
-	splitByLedger     = "reviewed: the two writers are shown by the ledger's writes of both incarnations, not by crictl's looks during the hold"
-	ssKubeEvents      = "reviewed: the StatefulSet controller's SuccessfulCreate Event is observed, not required (Events are best effort and aggregated); no other claim reads Events"
-	startUp           = "reviewed: the pod's start-up, before any delete: the claims read a pod from the delete request on, and take from its start only what every later event repeats (container ID, node, labels)"
-	taintLater        = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
-	unknownRepeated   = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
+	nsDeleteSeen        = "reviewed: the namespace's own update after the delete (deletionTimestamp, no conditions yet): the claims time the delete from the request (the action, or the audit log by -by), and the next event shows the deletionTimestamp again"
+	nsPodStart          = "reviewed: the claim-holding pod's start (Pending states): lab:namespace's claims read the pod from its Running state at the namespace's delete on"
+	nsPodRepeat         = "reviewed: the next event, at the same instant, shows the same deletion (the kubelet's and the controller's updates of one moment)"
+	nsPodExitAgain      = "reviewed: the kubelet's final delete (grace 0) 0.23 s later shows the same exit 0, inside the exit's bound; the pod's end is timed by its DELETED"
+	nsKubeEvents        = "reviewed: none of lab:namespace's claims reads Kubernetes Events: the pod's end is read from its watch, the controllers' acts from the audit log (a gap in their watch is one in Gaps, which its claims read for the other watches, so it is not computed equivalent)"
+	nsPodsBefore        = "reviewed: the pods watch before the claim's delete or at cleanup: the claims' windows on the pod run from the claim's delete to its DELETED (a gap before ends in a re-list, which the state at the namespace's delete comes from)"
+	nsNamespacesQuiet   = "reviewed: no namespace is being deleted in this step (setup, the claim's delete, cleanup): the namespace windows run from each namespace's delete to its DELETED"
+	afterUntaint        = "reviewed: after the taint's removal, around the kubelet restart: no claim states what the node shows then"
+	updateBeforeDeleted = "reviewed: claims.Deleted.UpdateBeforeDeleted requires the force delete's update (grace 0) before the DELETED, not how long before (3–28 ms in the committed runs: the API server writes both in one request); stretched or shrunk it is still before"
+	cleanup             = "reviewed: cleanup comes after everything the claims state"
+	runningLookMoved    = "reviewed: claims.RunningAfterDeleted requires crictl's looks after the DELETED (for lab:orphan, the last one after the node left Ready, all before the kubelet's start) to show the container running, and bounds no time between them: ×2 or ×0.5 of a look's distance from the DELETED or the NotReady keeps it on the same side, inside the window"
+	orphanStopMoved     = "reviewed: of lab:orphan's claims only node_not_ready reads the kubelet stop's time (claims.KubeletStopNotReady): moved 2 s, or by ×2 or ×0.5 of the 0.07 s to the force delete, the node's NotReady stays 39.6–65 s after it (49.1 s here); which of termlab's own two requests came first is not the cluster's behaviour"
+	orphanLastBeat      = "missing claim: heartbeat_advancing bounds the last heartbeat only from below (after the DELETED), not by the crictl read that returned it (at most an --interval and the clocks' uncertainty before it): moved to half or twice its 48.5 s from the DELETED (about 24 s before, or 48 s after, that read) it passes"
+	createUnread        = "reviewed: the lab's claims read its actions by kind (its delete or force delete, the kubelet's stop and start, the mount's hold and release), never its creates: the shared code that reads a create is reached by other labs only (claims.existedFrom by lab:kwok's fidelity claims; claims.DeletionHeld, which bounds what it reads by the next action on the pod, by lab:finalizer), and the API server's clock is measured from termlab's requests only against an audit log, which this run did not keep"
+	hostClock           = "reviewed: the run reached the nodes by docker exec, so their clocks are the host's kernel clock (evidence.Record.SharesHostClock): without the node's measured offset an interval is taken uncorrected, which the offsets measured here (under 1.5 ms, ± under 2.5 ms) barely changed, and no claim is left not checked"
+	creationLook        = "reviewed: the look at creation only records the container ID; the claims rest on the looks after the delete"
+	exitRace            = "reviewed: 143 is a kill as much as 137, and the claim requires a kill, not which one: the kubelet's cgroup cleanup (SIGKILL, 137) and its own kill (SIGTERM first, 143) race"
+	forceUpdate         = "reviewed: the force delete's update (deletionTimestamp, grace 0) just before the original's DELETED: lab:statefulset asks when the replacement comes, timed from that DELETED, and the update moves no time it states (lab:force and lab:orphan, which ask what a force delete does to the object, require it: claims.Deleted.UpdateBeforeDeleted)"
+	gapAfterDeleted     = "reviewed: after the pod's DELETED: no claim rests on the absence of a pod event once the object is gone"
+	gapAfterReplaced    = "reviewed: after the replacement ran: no claim rests on the absence of a pod event then"
+	gapBeforeDelete     = "reviewed: before the delete request: the claims' windows on the pods watch begin at it"
+	gapCreate           = "reviewed: no claim rests on an absence while the pods are created (the deletion windows begin at the delete request)"
+	gapKubeEvents       = "reviewed: no claim rests on the absence of a Kubernetes Event (they are cited or counted, never required absent), so a gap in their watch hides nothing a claim states"
+	gapNodesOutside     = "reviewed: no claim rests on the absence of a node event in this step: the NotReady claim's window runs from the kubelet stop to the node leaving Ready"
+	kwokNextShows       = "reviewed: the pod's next event shows the same changes, so the flat list of transitions the fidelity claims compare (times and event boundaries aside) is the same"
+	kwokSetup           = "reviewed: kwok's own check before any pod exists"
+	nextShows           = "reviewed: the pod's next event, within 1 s, shows the same deletion state, so each state the claims need is still seen, inside its bound"
+	noNodes             = "reviewed: the lab does nothing to a node and none of its claims reads the nodes' Ready condition"
+	oosFromActions      = "reviewed: the out-of-service taint is taken from the lab's own taint request (actions), not from the node's watch"
+	otherWorker         = "reviewed: the other worker's Ready condition: the lab stops the kubelet of termlab-worker2 only"
+	readyAgain          = "reviewed: termlab-worker2 Ready again after the kubelet restart: no claim states when it returns (the lab waits for it before cleanup)"
+	scaleKubeEvents     = "reviewed: one Event fewer moves the namespace's bound by 10 ms (100 Events/s); no claim needs a particular Event"
+	scaleStartUp        = "reviewed: a pod's start-up, before the namespace delete: every_pod_ran needs one event per pod showing it Running, and another still does"
+	scaleTransitions    = "reviewed: lab:scale counts pods (each one's DELETED, finalizer pods held until released, the LISTs' states in the record), not their transitions: those are lab:kwok's fidelity claims"
+	splitByLedger       = "reviewed: the two writers are shown by the ledger's writes of both incarnations, not by crictl's looks during the hold"
+	ssKubeEvents        = "reviewed: the StatefulSet controller's SuccessfulCreate Event is observed, not required (Events are best effort and aggregated); no other claim reads Events"
+	startUp             = "reviewed: the pod's start-up, before any delete: the claims read a pod from the delete request on, and take from its start only what every later event repeats (container ID, node, labels)"
+	taintLater          = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
+	unknownRepeated     = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
 	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
-	sidecarPodEvents  = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
-	sidecarKubeEvents = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
-	sidecarOtherLook  = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
+	sidecarPodEvents   = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
+	sidecarKubeEvents  = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
+	sidecarEndedInside = "reviewed: overrun_sidecars_ended_right_after bounds a sidecar's exit through its SIGTERM (within ±1.5 s of the main container's kill, a vouched timing) and its exit within 2.5 s of that SIGTERM (shortGrace): ×2 of about 1 s stays under 2.5 s; ended_after_main_killed is reported, not bounded by itself"
+	sidecarExitTooSoon = "missing claim: overrun_sidecars_ended_right_after says each sidecar's 1 s term delay fits in the short grace, but requires only that the exit comes within 2.5 s of the SIGTERM, not after the term delay: the exit moved to half as long after the SIGTERM (0.5 s) passes"
+	sidecarTogether    = "reviewed: overrun_sidecars_ended_right_after requires the two SIGTERMs within 0.5 s of each other: 0.006 s ×2 or ×0.5 stays inside"
+	sidecarOtherLook   = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	// lab:graceful.
 	gracefulPodEvents    = "reviewed: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
 	gracefulPodsGap      = "reviewed: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
@@ -46,11 +55,18 @@ const (
 	gracefulSliceRemoved = "reviewed: the endpoint leaving the slice after it was terminating: no claim states when it leaves; where connections go is read from the client node's rules directly"
 	gracefulOneFailure   = "reviewed: one failure fewer of exit-now's: the claim states that requests fail and that each lies in a named window, not how many fail"
 	gracefulTaskExit     = "reviewed: containerd's exit event (containers/task-exits-<node>.log) records the same exit, and lab:graceful takes it where crictl's looks show none"
+	gracefulTaskExitRead = "missing claim: no claim of lab:graceful checks containerd's task exit against crictl's exited look of the same container: facts.go's exit() takes crictl's exit first and reads a task exit only for a variant whose exit crictl never saw, which in the reference run is none, so a task exit's status or time changes nothing"
+	gracefulTerminating  = "reviewed: endpoint_terminating bounds each variant's terminating endpoint above only, 3 s after the delete: ×2 of 0.329 s at most stays inside, and ×0.5 (a faster controller, still after the delete) contradicts nothing it states"
+	gracefulPropagation  = "reviewed: a propagation is bounded above, by client_node_stops_forwarding's 10 s and, for exec-sleep and native-sleep, by prestop_sleep_loses_nothing's 10 s preStop sleep: ×2 of 2.142 s at most stays inside both"
+	gracefulHookReturn   = "reviewed: sigterm_after_prestop bounds exec-sleep's SIGTERM after its preStop's end to -0.1 s … 3.5 s (hookReturnWithin, the kubelet's sync): 0.548 s ×2 or ×0.5 stays inside"
+	gracefulHookStart    = "reviewed: sigterm_after_prestop bounds exec-sleep's preStop start after the delete to -0.1 s … 3.5 s (the kubelet's sync): 2.533 s ×0.5 stays inside (its ×2 is killed)"
+	gracefulProxyLater   = "reviewed: the variant's drop is seen one read later (a read took 0.1–1.6 s in this run, 0.1 s apart): its propagation grows by that and stays inside client_node_stops_forwarding's 10 s bound (2.142 s at most here) and short of the 10 s preStop sleep prestop_sleep_loses_nothing compares it with; the claims bound the propagation, not which read first shows the drop"
 	// lab:mount.
 	mountPodEvents     = "reviewed: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
 	mountTerminal      = "reviewed: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped, the other still shows it (its container state flipped is mount.container_exited's to catch)"
 	mountOneFailure    = "reviewed: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
 	mountJournalOther  = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
+	mountOtherNode     = "reviewed: every node time lab:mount's claims read (the kubelet's journal, crictl's looks, the mount looks) was recorded on termlab-worker in this run, so no interval is taken on termlab-worker2's clock"
 	mountBeforeRelease = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
 )
 
@@ -86,6 +102,9 @@ var Survivors = map[string][]Reason{
 		{"drop journal entry 18 (kubelet on termlab-worker: Output: umount:)", mountOneFailure},
 		{"drop journal entry 20 (kubelet on termlab-worker: E nestedpendingoperations.go:348)", mountOneFailure},
 		{"drop journal entry 22 (kubelet on termlab-worker: Output: umount:)", mountOneFailure},
+		{"action 0 (create mounted) *", createUnread},
+		{"clock node/termlab-worker dropped", hostClock},
+		{"clock node/termlab-worker2 *", mountOtherNode},
 	},
 	"finalizer": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -121,8 +140,12 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the pods watch over step 0 (create pod slow-exit on termlab-worker and wait until it is Ready)", gapCreate},
 		{"watch gap in the pods watch over step 2 (look at the container on termlab-worker)", gapAfterDeleted},
 		{"watch gap in the pods watch over step 3 (wait for the container to stop)", gapAfterDeleted},
+		{"action 0 (create slow-exit) *", createUnread},
+		{"* force.container_outlives_object first_seen_running_after_deleted_seconds (*)", runningLookMoved},
+		{"* force.api_object_gone update_before_deleted_seconds (*)", updateBeforeDeleted},
 	},
 	"orphan": {
+		{"* orphan.api_object_exists_false update_before_deleted_seconds (*)", updateBeforeDeleted},
 		{"watch gap in the events watch *", gapKubeEvents},
 		{"watch gap in the pods watch over step *(cleanup)", cleanup},
 		{"watch gap in the nodes watch over step *(cleanup)", cleanup},
@@ -144,6 +167,14 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step 0 (create pod orphan-process on termlab-worker2 and record its container ID)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 5 (start the kubelet on termlab-worker2 and watch the container)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 6 (wait for termlab-worker2 to be Ready again)", gapNodesOutside},
+		{"action 0 (create orphan-process) *", createUnread},
+		{"* orphan.container_running first_seen_running_after_deleted_seconds (*)", runningLookMoved},
+		{"* orphan.container_running last_look_after_not_ready_seconds (*)", runningLookMoved},
+		{"action 1 (stop-kubelet termlab-worker2) 2s earlier", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) 2s later", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) earlier: its distance to what follows ×2", orphanStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) later: its distance to what follows ×0.5", orphanStopMoved},
+		{"* orphan.heartbeat_advancing last_beat_after_deleted_seconds (*)", orphanLastBeat},
 	},
 	"stuck": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -260,6 +291,35 @@ var Survivors = map[string][]Reason{
 		{"drop endpointslice event 22 (*)", gracefulSliceRemoved},
 		{"drop endpointslice event 23 (*)", gracefulSliceRemoved},
 		{"flip state request 586 (exit-now seq 331) refused→ok", gracefulOneFailure},
+		{"task exit *", gracefulTaskExitRead},
+		{"proxy read 1 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 2 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 3 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 4 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 5 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 6 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 7 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 8 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 9 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 10 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 11 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 12 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 13 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 14 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 15 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 16 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 17 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 18 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 19 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 20 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read 21 (termlab-worker2) dropped", gracefulProxyLater},
+		{"proxy read * (termlab-worker2) still forwards *", gracefulProxyLater},
+		{"action * (create-service *) *", createUnread},
+		{"action * (create *) *", createUnread},
+		{"* graceful.endpoint_terminating *_terminating_after_seconds (*)", gracefulTerminating},
+		{"stretch ×2 graceful.client_node_stops_forwarding *_propagation_seconds (*)", gracefulPropagation},
+		{"* graceful.sigterm_after_prestop exec_sigterm_after_prestop_end_seconds (*)", gracefulHookReturn},
+		{"shrink ×0.5 graceful.sigterm_after_prestop exec_prestop_started_after_delete_seconds (*)", gracefulHookStart},
 	},
 	"namespace": {
 		{"watch gap in the events watch *", nsKubeEvents},
@@ -302,6 +362,10 @@ var Survivors = map[string][]Reason{
 		{"flip state crictl look 8 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 11 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
+		{"action * (create *) *", createUnread},
+		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarEndedInside},
+		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarExitTooSoon},
+		{"* sidecar.overrun_sidecars_ended_right_after sidecars_sigterm_apart_seconds (*)", sidecarTogether},
 	},
 	"scale": {
 		{"watch gap in the events watch *", gapKubeEvents},
