@@ -25,6 +25,11 @@ func Rerender(dir string) error {
 	if err != nil {
 		return err
 	}
+	// A summary re-rendered over another run's record would pair one run's
+	// id and times with the other's observations.
+	if rec.RunID != sum.RunID {
+		return fmt.Errorf("%s: summary.json is run %s but record.json is run %s: copy one whole run folder there (go tool mage results:reference -run=…)", dir, sum.RunID, rec.RunID)
+	}
 	decided := def.Claims(rec)
 	sum.Claims, sum.Verdict = decided, claims.Overall(decided)
 	if len(sum.Errors) > 0 {
