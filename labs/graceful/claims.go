@@ -182,7 +182,7 @@ func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
 	k.Cite(requestsFile, recordFile)
 	for _, name := range []string{"exec-sleep", "native-sleep"} {
 		f := byName(fs, name)
-		if !k.deleted(f) || !k.clocksMeasured(f, "each failed request's window and the propagation") {
+		if !k.deleted(f) || !k.clocksMeasured(f, "each failed request's window and the client's longest pause from the delete", f.DeletedOn) {
 			continue
 		}
 		failed := f.FailedByDeletion()
@@ -388,9 +388,10 @@ func (k *check) exitedByItself(f facts) {
 
 // clocksMeasured leaves the claim not checked, naming the clocks, when the
 // variant's times are read on clocks the run did not measure and cannot
-// take as the host's (facts.Unmeasured): what names what compares them.
-func (k *check) clocksMeasured(f facts, what string) bool {
-	u := f.Unmeasured()
+// take as the host's (facts.Unmeasured, with the more given): what names
+// what compares them.
+func (k *check) clocksMeasured(f facts, what string, more ...string) bool {
+	u := f.Unmeasured(more...)
 	if len(u) == 0 {
 		return true
 	}

@@ -469,13 +469,14 @@ func (f facts) deletedOnHost() hostTime { return f.onHost(f.DeletedOn, f.Deleted
 func (f facts) client(t time.Time) hostTime { return f.onHost(evidence.ClockNode(f.ClientNode), t) }
 func (f facts) server(t time.Time) hostTime { return f.onHost(evidence.ClockNode(f.ServerNode), t) }
 
-// Unmeasured names the clocks the variant's times are read on (the client's
-// node, the server's node, the delete's) that the run did not measure and
-// cannot take as the host's (a cluster reached through node pods): a claim
-// that compares their times is not checked, naming them.
-func (f facts) Unmeasured() []string {
+// Unmeasured names the clocks a failed request's window compares (the
+// client's node's, the server's node's; the host's needs none), and the more
+// given, that the run did not measure and cannot take as the host's (a
+// cluster reached through node pods): a claim that compares their times is
+// not checked, naming them.
+func (f facts) Unmeasured(more ...string) []string {
 	var out []string
-	for _, c := range []string{evidence.ClockNode(f.ClientNode), evidence.ClockNode(f.ServerNode), f.DeletedOn} {
+	for _, c := range append([]string{evidence.ClockNode(f.ClientNode), evidence.ClockNode(f.ServerNode)}, more...) {
 		if c == "" || c == evidence.ClockNode("") {
 			continue // a time the record lacks: the claim that needs it says so
 		}
