@@ -54,8 +54,10 @@ type facts struct {
 	Requests []evidence.Request
 	all      []evidence.Request
 	// rec is the record the facts come from: its measured clocks put the
-	// three clocks' times on one (onHost).
-	rec *evidence.Record
+	// three clocks' times on one (onHost). deletedHost is Deleted put there
+	// once (the API server's offset is measured from the whole record).
+	rec         *evidence.Record
+	deletedHost hostTime
 }
 
 // record paths the claims cite.
@@ -110,6 +112,7 @@ func factsOf(rec *evidence.Record) []facts {
 			at := rec.ActionStamp(a)
 			f.Deleted, f.DeletedOn = at.Time, at.Clock
 		}
+		f.deletedHost = f.onHost(f.DeletedOn, f.Deleted)
 		if !f.Deleted.IsZero() {
 			for i := range rec.EndpointSlices {
 				e := &rec.EndpointSlices[i]
@@ -462,7 +465,7 @@ func (f facts) onHost(clock string, t time.Time) hostTime {
 }
 
 // deletedOnHost is the delete on the host's clock.
-func (f facts) deletedOnHost() hostTime { return f.onHost(f.DeletedOn, f.Deleted) }
+func (f facts) deletedOnHost() hostTime { return f.deletedHost }
 
 // client and server put a time of the client's node (its requests) and of
 // the server's node (the workload's log, its exit) on the host's clock.
