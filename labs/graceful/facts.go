@@ -380,7 +380,8 @@ func (f facts) Window(q evidence.Request) string {
 	start, end := f.client(q.Start), f.client(q.End)
 	startedBefore, endedBefore := start.before(stopped), end.before(stopped)
 	startedAfterDrop := dropped.before(start)
-	if (!(startedBefore && endedBefore) || startedAfterDrop) && inStall(q, f.all) {
+	// A stall explains only what the deletion does not.
+	if (startedBefore && endedBefore || startedAfterDrop) && inStall(q, f.all) {
 		return windowStall
 	}
 	switch {

@@ -209,3 +209,26 @@ func TestTheClocksUncertaintyDecidesNearTheStop(t *testing.T) {
 		}
 	}
 }
+
+// A timeout that another Service's timeout accompanies is a stall of the
+// client's node only where the deletion does not explain it: one that
+// failed before the process stopped accepting is the stall's; one in the
+// window between the stop and the drop stays the deletion's.
+func TestAStallExplainsOnlyWhatTheDeletionDoesNot(t *testing.T) {
+	for _, tc := range []struct {
+		fromStop time.Duration
+		window   string
+	}{{-1500 * time.Millisecond, windowStall}, {600 * time.Millisecond, windowUnreachable}} {
+		rec := load(t)
+		q := plantFailure(t, rec, tc.fromStop, workloadlog.OutcomeTimeout)
+		for i, o := range rec.Requests {
+			if o.Target == "ignore-term" && o.Start.Sub(q.Start).Abs() <= stallSpan {
+				rec.Requests[i].Outcome, rec.Requests[i].Backend = workloadlog.OutcomeTimeout, ""
+				break
+			}
+		}
+		if w := byName(factsOf(rec), "exit-now").Window(q); w != tc.window {
+			t.Errorf("a timeout %v from the stop with another Service's: %q, want %q", tc.fromStop, w, tc.window)
+		}
+	}
+}
