@@ -13,8 +13,8 @@ import (
 // Claims about one identity (a StatefulSet pod's name) and the processes
 // that carry it: its incarnations in the API (one UID each) and their
 // writes to the ledger (internal/ledger), which stamps every write on
-// arrival with its own node's clock (ledgerClock): a timing against the
-// record's goes through Between, like any other clock's.
+// arrival with its own node's clock (ledgerClock): a timing or a window
+// against the record's times goes through Between, like any other clock's.
 
 // Incarnations are the UIDs that carried the pod's name, in order of
 // appearance: the first is the original, the second its replacement.
@@ -33,15 +33,28 @@ func lastLedger(k *check, rec *evidence.Record) (evidence.LedgerRead, bool) {
 	}
 	k.cite(l.Path)
 	k.observe("ledger_read_at", stamp(l.At))
+	k.observe("ledger_clock", ledgerClock(rec, l))
 	return l, true
 }
 
-// ledgerClock is the clock that stamped the ledger's writes: the node its
-// pod ran on (the Service's Deployment's pod, as the pod watch saw it), or,
-// when the record does not say, a clock named for the Service that no run
-// measures.
-func ledgerClock(rec *evidence.Record, l evidence.LedgerRead) string {
+// ledgerClock is the clock that stamped the ledger's writes. On a cluster
+// whose machines are the host's (SharesHostClock) it is the node its pod ran
+// on (the Service's Deployment's pod, as the pod watch saw it): the host's
+// own clock, exact. Elsewhere it is the ledger's clock as the run read it
+// from the ledger itself (evidence.ClockLedger), else that node's (measured
+// where termlab had a node pod there), else, when the record names no node,
+// the ledger's clock unmeasured.
+func ledgerClock(rec *evidence.Record, l evidence.LedgerRead) string { return LedgerClock(rec, l) }
+
+// LedgerClock is ledgerClock, for a lab's report that puts the writes on
+// the host's clock.
+func LedgerClock(rec *evidence.Record, l evidence.LedgerRead) string {
 	svc, _, _ := strings.Cut(l.Service, ":")
+	if !rec.SharesHostClock() {
+		if _, ok := rec.ClockOffsetOf(evidence.ClockLedger(svc)); ok {
+			return evidence.ClockLedger(svc)
+		}
+	}
 	node := ""
 	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
 		if strings.HasPrefix(e.Name, svc+"-") && e.NodeName != "" {
@@ -51,9 +64,41 @@ func ledgerClock(rec *evidence.Record, l evidence.LedgerRead) string {
 		return true
 	})
 	if node == "" {
-		return "ledger/" + svc
+		return evidence.ClockLedger(svc)
 	}
 	return evidence.ClockNode(node)
+}
+
+// readOn is the moment of s as the clock reads it, and what converting it
+// cost: the interval between the two readings of that moment (its
+// uncertainty, the offsets used, the clocks the run did not measure).
+func readOn(rec *evidence.Record, s evidence.Stamp, clock string) (time.Time, evidence.Interval) {
+	iv := rec.Between(s, evidence.Stamp{Time: s.Time, Clock: clock})
+	return s.Time.Add(-iv.D), iv
+}
+
+// windowOn is [from, to], two stamps, read on the clock and narrowed by the
+// clocks' uncertainty at each end: a time of that clock inside it lies
+// between them whatever the clocks' error. A clock the run did not measure
+// leaves the claim not checked, naming it, as does an uncertainty that
+// leaves no window (ok false either way). what names the window.
+func windowOn(k *check, rec *evidence.Record, clock string, from, to evidence.Stamp, what string) (lo, hi time.Time, ok bool) {
+	lo, fromIv := readOn(rec, from, clock)
+	hi, toIv := readOn(rec, to, clock)
+	for _, iv := range []evidence.Interval{fromIv, toIv} {
+		if len(iv.Unmeasured) > 0 {
+			k.withinClocks(iv, noLowerBound, noUpperBound, what) // not checked, naming the clock
+			return time.Time{}, time.Time{}, false
+		}
+	}
+	lo, hi = lo.Add(fromIv.Uncertainty), hi.Add(-toIv.Uncertainty)
+	if lo.After(hi) {
+		if k.notChecked == "" {
+			k.notChecked = fmt.Sprintf("not checked: %s is shorter than the clocks' uncertainty (± %.3f s at its start, ± %.3f s at its end)", what, seconds(fromIv.Uncertainty), seconds(toIv.Uncertainty))
+		}
+		return time.Time{}, time.Time{}, false
+	}
+	return lo, hi, true
 }
 
 // writesOf are the ledger entries of the UID received in [from, to] (zero
@@ -139,7 +184,13 @@ func NoSecondIncarnation(rec *evidence.Record, s Single) Claim {
 	if !ok {
 		return k.done()
 	}
-	during := writesOf(l.Entries, "", from, to)
+	// The window is the host's (or the API server's); the writes are the
+	// ledger's: only those inside it whatever the clocks' error count.
+	lo, hi, ok := windowOn(k, rec, ledgerClock(rec, l), rec.ActionStamp(del), rec.ActionStamp(until), fmt.Sprintf("the window from the %s to the %s", s.Delete, s.Until))
+	if !ok {
+		return k.done()
+	}
+	during := writesOf(l.Entries, "", lo, hi)
 	who := writers(during)
 	k.observe("ledger_writes_in_window", len(during))
 	k.observe("ledger_writers_in_window", who)
@@ -286,7 +337,13 @@ func SplitBrain(rec *evidence.Record, s Split) Claim {
 	k.require(alternations >= s.MinAlternations, "the ledger's order switched %d times between the incarnations in the overlap, the claim needs %d (interleaved writes)", alternations, s.MinAlternations)
 	k.require(len(oldNodes) == 1 && len(newNodes) == 1 && oldNodes[0] != newNodes[0], "the incarnations wrote from nodes %v and %v, not one node each, two nodes", oldNodes, newNodes)
 
-	// The runtime's word, on both nodes, inside the window.
+	// The runtime's word, on both nodes, inside the window: crictl's looks
+	// are the host's times, the window the ledger's.
+	lc := ledgerClock(rec, l)
+	lookFrom, lookTo, ok := windowOn(k, rec, evidence.ClockHost, evidence.Stamp{Time: from, Clock: lc}, evidence.Stamp{Time: to, Clock: lc}, "the ledger's window in which both wrote")
+	if !ok {
+		return k.done()
+	}
 	for i, uid := range uids[:2] {
 		who := []string{"original", "new"}[i]
 		id, node, ok := containerOf(rec, s.Pod, uid)
@@ -295,7 +352,7 @@ func SplitBrain(rec *evidence.Record, s Split) Claim {
 		}
 		running := 0
 		for _, o := range rec.ContainersFor(s.Pod) {
-			if o.ContainerID == id && o.Node == node && !o.ObservedAt.Before(from) && !o.ObservedAt.After(to) && o.State == evidence.ContainerRunning {
+			if o.ContainerID == id && o.Node == node && !o.ObservedAt.Before(lookFrom) && !o.ObservedAt.After(lookTo) && o.State == evidence.ContainerRunning {
 				running++
 				k.cite(o.InspectPath)
 			}
@@ -354,7 +411,10 @@ func OneWriterAgain(rec *evidence.Record, a Again) Claim {
 	k.observeInterval("original_last_write_after_seconds", after)
 	k.require(k.withinClocks(after, 0, noUpperBound, what), "the original's last write came %s before the %s: it had stopped writing already", (-after.D).Round(time.Millisecond), a.After)
 	k.require(k.withinClocks(after, noLowerBound, a.Within, what), "the original still wrote %s after the %s, later than %s", after.D.Round(time.Millisecond), a.After, a.Within)
-	k.precondition("alone_seconds", fmt.Sprintf("termlab lets the new incarnation write alone for %s before it reads the ledger (from the original's last write to the read)", InSeconds(a.MinAlone)), a.MinAlone, l.At.Sub(lastOld.ReceivedAt), true)
+	// The last write is the ledger's time, the read the host's: the hold is
+	// the least the clocks allow (unknown with an unmeasured clock).
+	hold := rec.Between(evidence.Stamp{Time: lastOld.ReceivedAt, Clock: ledgerClock(rec, l)}, evidence.OnHost(l.At))
+	k.precondition("alone_seconds", fmt.Sprintf("termlab lets the new incarnation write alone for %s before it reads the ledger (from the original's last write to the read)", InSeconds(a.MinAlone)), a.MinAlone, hold.D-hold.Uncertainty, len(hold.Unmeasured) == 0)
 	alone := writesOf(l.Entries, "", lastOld.ReceivedAt.Add(time.Nanosecond), time.Time{})
 	who := writers(alone)
 	k.observe("writers_after", who)

@@ -29,6 +29,10 @@ const ClockAPIServer = "apiserver"
 // ClockNode is a node's clock (crictl's times, the workload's log).
 func ClockNode(name string) string { return "node/" + name }
 
+// ClockLedger is the clock of a lab's ledger served by the Service (its
+// writes' received_at stamps), as ledger.TimePath reads it.
+func ClockLedger(service string) string { return "ledger/" + service }
+
 func (o ClockOffset) String() string {
 	s := fmt.Sprintf("%s %+.3f s ± %.3f s (%d samples: %s)", o.Clock, o.Offset, o.Uncertainty, o.Samples, o.How)
 	if o.Inconsistent {

@@ -37,6 +37,12 @@ type Entry struct {
 // maxWrite bounds one POST body: a write is about 200 bytes.
 const maxWrite = 4 << 10
 
+// TimePath answers a GET with the ledger's clock (TimeBody): the recorder
+// reads it between two host readings, so the writes' stamps can be put on
+// the host's clock where the ledger's node is a machine of its own (a
+// cluster reached through a kubeconfig).
+const TimePath = "/time"
+
 // Server keeps every write in arrival order.
 type Server struct {
 	now     func() time.Time
@@ -53,8 +59,15 @@ func NewServer(now func() time.Time) *Server {
 }
 
 // ServeHTTP appends a POSTed write (204) and answers a GET with every entry,
-// one JSON object a line, in arrival order.
+// one JSON object a line, in arrival order; a GET of TimePath with the
+// ledger's clock.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == TimePath {
+		at := s.now()
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, TimeBody(at))
+		return
+	}
 	switch r.Method {
 	case http.MethodPost:
 		at := s.now().UTC()
@@ -101,6 +114,21 @@ func Parse(b []byte) ([]Entry, error) {
 	}
 	return out, sc.Err()
 }
+
+// TimeBody is how TimePath writes the ledger's clock: RFC 3339 with
+// nanoseconds.
+func TimeBody(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) + "\n" }
+
+// ParseTime reads TimePath's answer.
+func ParseTime(b []byte) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, string(bytes.TrimSpace(b)))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("the ledger's clock answered %q, not an RFC 3339 time: %w", firstBytes(b, 80), err)
+	}
+	return t, nil
+}
+
+func firstBytes(b []byte, n int) []byte { return b[:min(len(b), n)] }
 
 // Body encodes a write for POST.
 func Body(w Write) ([]byte, error) { return json.Marshal(w) }

@@ -64,3 +64,31 @@ func TestParseNamesTheBadLine(t *testing.T) {
 		t.Fatalf("err = %v, want one naming line 3", err)
 	}
 }
+
+// The ledger answers GET /time with its own clock, to the nanosecond: what
+// the recorder bounds the ledger's offset from.
+func TestServerTellsItsClock(t *testing.T) {
+	clock := time.Date(2026, 12, 7, 18, 0, 0, 123456789, time.FixedZone("ahead", 3600))
+	s := NewServer(func() time.Time { return clock })
+	rr := httptest.NewRecorder()
+	s.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, TimePath, nil))
+	if rr.Code != http.StatusOK {
+		t.Fatalf("status %d", rr.Code)
+	}
+	got, err := ParseTime(rr.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(clock) {
+		t.Fatalf("the ledger's clock read %s, want %s", got, clock)
+	}
+	// The ledger itself is still what a GET of / answers.
+	rr = httptest.NewRecorder()
+	s.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+	if entries, err := Parse(rr.Body.Bytes()); err != nil || len(entries) != 0 {
+		t.Fatalf("GET /: %v, %v", entries, err)
+	}
+	if _, err := ParseTime([]byte(`{"received_at":"2026-12-07T18:00:00Z"}`)); err == nil {
+		t.Fatal("a ledger line parsed as the ledger's clock")
+	}
+}

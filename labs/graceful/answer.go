@@ -67,21 +67,21 @@ func finding(f report.Findings, fs []facts) string {
 	return out
 }
 
-// why explains a variant's count from its own timeline.
+// why explains a variant's count from its own timeline, on the host's clock.
 func why(x facts) string {
 	stopped, sok := x.StoppedAccepting()
 	p, pok := x.Propagation()
 	if x.Deleted.IsZero() || !sok || !pok {
 		return "the record lacks this pod's delete, stop or rule change"
 	}
-	at := func(t time.Time) string { return fmt.Sprintf("%+.2f s", t.Sub(x.Deleted).Seconds()) }
-	stop := "stopped accepting (SIGTERM) at " + at(stopped)
+	at := func(t time.Time) string { return fmt.Sprintf("%+.2f s", t.Sub(x.deletedOnHost().T).Seconds()) }
+	stop := "stopped accepting (SIGTERM) at " + at(x.server(stopped).T)
 	if x.v.OnTerm == "ignore" {
-		stop = "served until SIGKILL at " + at(stopped)
+		stop = "served until SIGKILL at " + at(x.server(stopped).T)
 	}
 	failed := x.Failed()
 	if len(failed) == 0 {
-		return fmt.Sprintf("the client's node stopped sending to it by %+.2f s; it %s — after that", p.Seconds(), stop)
+		return fmt.Sprintf("the client's node stopped sending to it by %+.2f s; it %s — after that", p.D.Seconds(), stop)
 	}
 	var parts []string
 	windows := x.Windows()
@@ -101,11 +101,20 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 		if x.Deleted.IsZero() {
 			continue
 		}
+		// Every time on the host's clock: the client's node's and the
+		// server's node's through their measured offsets.
+		host := func(t time.Time) *time.Time { return &t }
+		server := func(t *time.Time) *time.Time {
+			if t == nil {
+				return nil
+			}
+			return host(x.server(*t).T)
+		}
 		at := func(t *time.Time) string {
 			if t == nil {
 				return "—"
 			}
-			return fmt.Sprintf("%+.3f s", t.Sub(x.Deleted).Seconds())
+			return fmt.Sprintf("%+.3f s", t.Sub(x.deletedOnHost().T).Seconds())
 		}
 		term := "—"
 		if x.Terminating != nil {
@@ -121,20 +130,20 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 			pre = fmt.Sprintf("native sleep %s (no process: ends at the SIGTERM)", sec(x.v.Sleep))
 		case execPreStop:
 			if x.Log != nil {
-				pre = at(x.Log.PreStopStartAt) + " … " + at(x.Log.PreStopEndAt)
+				pre = at(server(x.Log.PreStopStartAt)) + " … " + at(server(x.Log.PreStopEndAt))
 			}
 		}
 		var sig *time.Time
 		if s, ok := x.SignalAt(); ok {
-			sig = &s
+			sig = server(&s)
 		}
 		exit := "—"
 		if e, code, _, ok := x.ExitAt(); ok {
-			exit = fmt.Sprintf("%s, code %d", at(&e), code)
+			exit = fmt.Sprintf("%s, code %d", at(server(&e)), code)
 		}
 		var failed []string
 		for _, q := range x.Failed() {
-			failed = append(failed, fmt.Sprintf("%s %s", at(&q.Start), q.Outcome))
+			failed = append(failed, fmt.Sprintf("%s %s", at(host(x.client(q.Start).T)), q.Outcome))
 		}
 		fl := "none"
 		if len(failed) > 0 {
@@ -142,7 +151,7 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 		}
 		rows = append(rows, []string{"`" + x.v.Name + "`", term, drop, pre, at(sig), exit, fl})
 	}
-	body := fmt.Sprintf("Each row on its pod's own clock: seconds from its delete's arrival at the API server. The client's node is %s; it stopped forwarding to the pod between the later of the last read of its rules that still did (read every %s, each read a node command) and the last request the client's log shows sent to the pod, and the end of the first read that no longer did. The client sent a request to each Service every %s (exit-now's every %s), each on a new connection (%s).",
+	body := fmt.Sprintf("Each row in seconds from its pod's delete's arrival at the API server, every time on the host's clock (the nodes' put there through their measured offsets). The client's node is %s; it stopped forwarding to the pod between the later of the last read of its rules that still did (read every %s, each read a node command) and the last request the client's log shows sent to the pod, and the end of the first read that no longer did. The client sent a request to each Service every %s (exit-now's every %s), each on a new connection (%s).",
 		clientNode(rec), sec(readEvery), sec(requestEvery), sec(exitNowEvery), evidence.RequestsFile)
 	return []report.Section{{Title: "One timeline per variant", Body: body + "\n\n" + report.Table(header, rows), Traffic: picture(rec, fs)}}
 }

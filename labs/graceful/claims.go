@@ -3,6 +3,7 @@ package graceful
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/termlab/termlab/internal/claims"
@@ -83,11 +84,13 @@ func endpointTerminating(rec *evidence.Record, fs []facts) claims.Claim {
 		if !k.Require(f.Terminating != nil, "%s: no EndpointSlice event after the delete shows its endpoint ready=false, terminating=true", f.v.Name) {
 			continue
 		}
-		d := f.Terminating.ObservedAt.Sub(f.Deleted)
-		worst = max(worst, d)
-		k.Observe(f.v.Name+"_terminating_after_seconds", secs(d))
+		// The watch's time is the host's, the delete a script's or a
+		// person's the API server's.
+		d := rec.Between(evidence.Stamp{Time: f.Deleted, Clock: f.DeletedOn}, evidence.OnHost(f.Terminating.ObservedAt))
+		worst = max(worst, d.D)
+		k.ObserveInterval(f.v.Name+"_terminating_after_seconds", d)
 		k.Observe(f.v.Name+"_serving", f.Serving)
-		k.Require(d <= endpointSliceWithin, "%s: the endpoint turned terminating %.3f s after the delete, bound %s", f.v.Name, d.Seconds(), sec(endpointSliceWithin))
+		k.Require(k.WithinClocks(d, claims.NoLowerBound, endpointSliceWithin, f.v.Name+"'s endpoint turning terminating after the delete"), "%s: the endpoint turned terminating %.3f s after the delete, bound %s", f.v.Name, d.D.Seconds(), sec(endpointSliceWithin))
 		if f.v.Name != "exit-now" {
 			k.Require(f.Serving, "%s: the terminating endpoint was serving=false, though its process was still serving", f.v.Name)
 		}
@@ -118,11 +121,12 @@ func clientNodeDrops(rec *evidence.Record, fs []facts) claims.Claim {
 			continue
 		}
 		from, to, _ := f.DroppedBetween()
+		deleted := f.deletedOnHost().T
 		k.Cite(f.Dropped.Path)
-		worst = max(worst, p)
-		k.Observe(f.v.Name+"_propagation_seconds", secs(p))
-		k.Observe(f.v.Name+"_dropped_between", fmt.Sprintf("%+.3f s … %+.3f s", from.Sub(f.Deleted).Seconds(), to.Sub(f.Deleted).Seconds()))
-		k.Require(p <= proxyRulesWithin, "%s: the client's node still forwarded to it until %.3f s after the delete, bound %s", f.v.Name, p.Seconds(), sec(proxyRulesWithin))
+		worst = max(worst, p.D)
+		k.ObserveInterval(f.v.Name+"_propagation_seconds", p)
+		k.Observe(f.v.Name+"_dropped_between", fmt.Sprintf("%+.3f s … %+.3f s", from.Sub(deleted).Seconds(), to.Sub(deleted).Seconds()))
+		k.Require(k.WithinClocks(p, claims.NoLowerBound, proxyRulesWithin, f.v.Name+"'s propagation"), "%s: the client's node still forwarded to it until %.3f s after the delete, bound %s", f.v.Name, p.D.Seconds(), sec(proxyRulesWithin))
 	}
 	k.Observe("propagation_seconds", secs(worst))
 	return k.Done()
@@ -139,6 +143,10 @@ func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	if !k.deleted(f) {
 		return k.Done()
 	}
+	k.exitedByItself(f)
+	if !k.clocksMeasured(f, "each failed request's window") {
+		return k.Done()
+	}
 	failed := f.FailedByDeletion()
 	k.Observe("failed_requests", len(failed))
 	k.Observe("failed_in_stalls", len(f.Failed())-len(failed))
@@ -146,10 +154,10 @@ func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	windows := f.Windows()
 	k.Observe("windows", windows)
 	if s, ok := f.SignalAt(); ok {
-		k.Observe("sigterm_after_delete_seconds", secs(s.Sub(f.Deleted)))
+		k.ObserveInterval("sigterm_after_delete_seconds", f.sinceDelete(f.rec, s))
 	}
 	if p, ok := f.Propagation(); ok {
-		k.Observe("rules_dropped_by_seconds", secs(p))
+		k.ObserveInterval("rules_dropped_by_seconds", p)
 	}
 	outcomes := map[string]int{}
 	for _, q := range failed {
@@ -157,10 +165,9 @@ func noPreStopFails(rec *evidence.Record, fs []facts) claims.Claim {
 	}
 	k.Observe("outcomes", outcomes)
 	k.Require(len(failed) > 0, "no request to exit-now failed because of its deletion (%d sent)", len(f.Requests))
-	k.exitedByItself(f)
 	for _, q := range failed {
 		if w := f.Window(q); !explained(w) {
-			k.Require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+			k.Require(false, "request seq=%d (%s, started %+.3f s after the delete) is %s", q.Seq, q.Outcome, f.client(q.Start).T.Sub(f.deletedOnHost().T).Seconds(), w)
 		}
 	}
 	return k.Done()
@@ -175,17 +182,17 @@ func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
 	k.Cite(requestsFile, recordFile)
 	for _, name := range []string{"exec-sleep", "native-sleep"} {
 		f := byName(fs, name)
-		if !k.deleted(f) {
+		if !k.deleted(f) || !k.clocksMeasured(f, "each failed request's window and the client's longest pause from the delete", f.DeletedOn) {
 			continue
 		}
 		failed := f.FailedByDeletion()
 		k.Observe(name+"_failed_requests", len(failed))
 		k.Observe(name+"_failed_in_stalls", len(f.Failed())-len(failed))
-		k.Require(len(failed) == 0, "%s: %d request(s) failed, the first %s at %+.3f s", name, len(failed), outcomeOf(failed), startOf(failed, f.Deleted))
+		k.Require(len(failed) == 0, "%s: %d request(s) failed, the first %s at %+.3f s", name, len(failed), outcomeOf(failed), startOf(f, failed))
 		p, ok := f.Propagation()
 		if k.Require(ok, "%s: the client node's rules were never seen without the pod: no propagation to compare", name) {
-			k.Observe(name+"_propagation_seconds", secs(p))
-			k.Require(p < f.v.Sleep, "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.Seconds(), sec(f.v.Sleep))
+			k.ObserveInterval(name+"_propagation_seconds", p)
+			k.Require(k.WithinClocks(p, claims.NoLowerBound, f.v.Sleep, name+"'s propagation"), "%s: the propagation (%.3f s) is not shorter than the preStop sleep %s", name, p.D.Seconds(), sec(f.v.Sleep))
 		}
 		until, _, ok := f.EndedAt()
 		if !k.Require(ok, "%s: neither crictl nor its log showed the process end", name) {
@@ -193,8 +200,8 @@ func preStopLosesNothing(rec *evidence.Record, fs []facts) claims.Claim {
 		}
 		gap, n := f.LongestGap(until)
 		k.Observe(name+"_requests_during_shutdown", n)
-		k.Observe(name+"_longest_request_gap_seconds", secs(gap))
-		k.Require(n > 0 && gap <= maxRequestGap, "%s: the client did not keep sending (%d requests, longest gap %.3f s)", name, n, gap.Seconds())
+		k.ObserveInterval(name+"_longest_request_gap_seconds", gap)
+		k.Require(n > 0 && k.WithinClocks(gap, claims.NoLowerBound, maxRequestGap, name+"'s longest gap between requests"), "%s: the client did not keep sending (%d requests, longest gap %.3f s)", name, n, gap.D.Seconds())
 	}
 	return k.Done()
 }
@@ -206,11 +213,13 @@ func outcomeOf(qs []evidence.Request) string {
 	return qs[0].Outcome
 }
 
-func startOf(qs []evidence.Request, from time.Time) float64 {
+// startOf is when the first of the requests started, from the delete, both
+// on the host's clock.
+func startOf(f facts, qs []evidence.Request) float64 {
 	if len(qs) == 0 {
 		return 0
 	}
-	return qs[0].Start.Sub(from).Seconds()
+	return f.client(qs[0].Start).T.Sub(f.deletedOnHost().T).Seconds()
 }
 
 func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
@@ -222,7 +231,7 @@ func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
 	k.Require(len(rec.Requests) > 0, "no request of the client is in the record")
 	total := 0
 	for _, f := range fs {
-		if !k.deleted(f) {
+		if !k.deleted(f) || !k.clocksMeasured(f, "each failed request's window") {
 			continue
 		}
 		failed := f.Failed()
@@ -233,7 +242,7 @@ func failuresAttributed(rec *evidence.Record, fs []facts) claims.Claim {
 		}
 		for _, q := range failed {
 			if w := f.Window(q); !explained(w) && w != windowStall {
-				k.Require(false, "%s: request seq=%d (%s, %+.3f s after the delete) is %s", f.v.Name, q.Seq, q.Outcome, q.Start.Sub(f.Deleted).Seconds(), w)
+				k.Require(false, "%s: request seq=%d (%s, %+.3f s after the delete) is %s", f.v.Name, q.Seq, q.Outcome, f.client(q.Start).T.Sub(f.deletedOnHost().T).Seconds(), w)
 			}
 		}
 	}
@@ -258,10 +267,11 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 			k.ObserveInterval("exec_prestop_started_after_delete_seconds", startIv)
 			k.Observe("exec_prestop_ran_seconds", secs(end))
 			k.Observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
-			k.Require(k.WithinClocks(startIv, -clockSlack, claims.KubeletSyncAllowance, "exec-sleep's preStop start after the delete"), "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
+			k.Require(k.WithinClocks(startIv, 0, claims.KubeletSyncAllowance, "exec-sleep's preStop start after the delete"), "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
 			k.Require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
 			after := sig.Sub(*l.PreStopEndAt)
-			k.Require(after >= -clockSlack && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
+			// The hook's end line and the SIGTERM are one node's clock.
+			k.Require(after >= 0 && after <= hookReturnWithin, "exec-sleep: SIGTERM %.3f s after the preStop ended (want 0 to %s)", after.Seconds(), sec(hookReturnWithin))
 			if exit, how, ok := ex.EndedAt(); k.Require(ok, "exec-sleep: neither crictl nor its log showed the process end") {
 				k.Observe("exec_exit_from", how)
 				k.Require(!exit.Before(*l.PreStopEndAt), "exec-sleep: the process exited %.3f s before its preStop ended", l.PreStopEndAt.Sub(exit).Seconds())
@@ -275,11 +285,11 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 			iv := nat.sinceDelete(rec, sig)
 			d := iv.D
 			k.ObserveInterval("native_sigterm_after_delete_seconds", iv)
-			k.Require(k.WithinClocks(iv, preStopSleep-clockSlack, preStopSleep+claims.KubeletSyncAllowance, "native-sleep's SIGTERM after the delete"), "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
+			k.Require(k.WithinClocks(iv, preStopSleep, preStopSleep+claims.KubeletSyncAllowance, "native-sleep's SIGTERM after the delete"), "native-sleep: SIGTERM %.3f s after the delete (want %s to %s)", d.Seconds(), sec(preStopSleep), sec(preStopSleep+claims.KubeletSyncAllowance))
 			if exit, how, ok := nat.EndedAt(); k.Require(ok, "native-sleep: neither crictl nor its log showed the process end") {
 				k.Observe("native_exit_from", how)
 				exitIv := nat.sinceDelete(rec, exit)
-				k.Require(k.WithinClocks(exitIv, preStopSleep-clockSlack, claims.NoUpperBound, "native-sleep's exit after the delete"), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exitIv.D.Seconds())
+				k.Require(k.WithinClocks(exitIv, preStopSleep, claims.NoUpperBound, "native-sleep's exit after the delete"), "native-sleep: the process exited %.3f s after the delete, before its preStop sleep ended", exitIv.D.Seconds())
 			}
 			k.exitedByItself(nat)
 		}
@@ -311,7 +321,7 @@ func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	k.ObserveInterval("prestop_started_after_delete_seconds", f.sinceDelete(rec, *l.PreStopStartAt))
 	k.ObserveInterval("sigterm_after_delete_seconds", iv)
 	k.Observe("sigterm_after_prestop_start_seconds", secs(fromHook))
-	k.Require(k.WithinClocks(iv, overrunGrace-clockSlack, claims.NoUpperBound, "prestop-overrun's SIGTERM after the delete"), "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
+	k.Require(k.WithinClocks(iv, overrunGrace, claims.NoUpperBound, "prestop-overrun's SIGTERM after the delete"), "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))
 	k.Require(fromHook <= overrunGrace+claims.ExitAllowance, "SIGTERM %.3f s after the preStop started, later than its %s grace period (+%s)", fromHook.Seconds(), sec(overrunGrace), sec(claims.ExitAllowance))
 	k.Require(l.PreStopEndAt == nil || l.PreStopEndAt.After(sig), "the preStop ended before the SIGTERM: it did not overrun")
 	return k.Done()
@@ -374,4 +384,17 @@ func (k *check) exitedByItself(f facts) {
 	k.Cite(from)
 	k.Observe(f.v.Name+"_exit_code", code)
 	k.Require(code == 0, "%s: exit code %d, want 0: it ends itself on SIGTERM", f.v.Name, code)
+}
+
+// clocksMeasured leaves the claim not checked, naming the clocks, when the
+// variant's times are read on clocks the run did not measure and cannot
+// take as the host's (facts.Unmeasured, with the more given): what names
+// what compares them.
+func (k *check) clocksMeasured(f facts, what string, more ...string) bool {
+	u := f.Unmeasured(more...)
+	if len(u) == 0 {
+		return true
+	}
+	k.NotChecked(fmt.Sprintf("not checked: %s: %s puts times of the clock of %s, which the run did not measure, against the host's, on a cluster whose machines are not the host's (how far it reads from the host's clock is unknown)", f.v.Name, what, strings.Join(u, " and ")))
+	return false
 }

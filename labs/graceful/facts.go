@@ -2,6 +2,7 @@ package graceful
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,8 +22,9 @@ type facts struct {
 	Deleted           time.Time
 	DeletionTimestamp *time.Time
 	// DeletedOn is the clock that read Deleted; ServerNode the node whose
-	// clock stamps the workload's log lines and exit.
-	DeletedOn, ServerNode string
+	// clock stamps the workload's log lines and exit; ClientNode the node
+	// whose clock stamps the client's requests (its own log).
+	DeletedOn, ServerNode, ClientNode string
 	// Endpoint is the pod's "ip:port" as its EndpointSlice lists it.
 	Endpoint string
 	// Terminating is the first slice event after the delete with the pod's
@@ -51,6 +53,11 @@ type facts struct {
 	// every request of the client.
 	Requests []evidence.Request
 	all      []evidence.Request
+	// rec is the record the facts come from: its measured clocks put the
+	// three clocks' times on one (onHost). deletedHost is Deleted put there
+	// once (the API server's offset is measured from the whole record).
+	rec         *evidence.Record
+	deletedHost hostTime
 }
 
 // record paths the claims cite.
@@ -93,7 +100,7 @@ func factsOf(rec *evidence.Record) []facts {
 	node := clientNode(rec)
 	var out []facts
 	for _, v := range variants {
-		f := facts{v: v, Endpoint: endpoints[v.Name]}
+		f := facts{v: v, Endpoint: endpoints[v.Name], ClientNode: node, rec: rec}
 		for _, e := range rec.PodEvents {
 			if e.Name == v.Name && e.DeletionTimestamp != nil {
 				f.Deleted, f.DeletionTimestamp, f.DeletedOn = e.ObservedAt, e.DeletionTimestamp, evidence.ClockHost
@@ -105,6 +112,7 @@ func factsOf(rec *evidence.Record) []facts {
 			at := rec.ActionStamp(a)
 			f.Deleted, f.DeletedOn = at.Time, at.Clock
 		}
+		f.deletedHost = f.onHost(f.DeletedOn, f.Deleted)
 		if !f.Deleted.IsZero() {
 			for i := range rec.EndpointSlices {
 				e := &rec.EndpointSlices[i]
@@ -224,29 +232,36 @@ func (f facts) StoppedAccepting() (time.Time, bool) {
 	return f.SignalAt()
 }
 
-// DroppedBetween is the interval in which the client's node stopped
-// forwarding to the pod: after the last read that still forwarded to it
-// began, or the last request the client's log shows sent to it, or the
-// delete (the latest of them), before the first read that no longer did ended.
+// DroppedBetween is the interval, on the host's clock, in which the client's
+// node stopped forwarding to the pod: after the last read that still
+// forwarded to it began, or the last request the client's log shows sent to
+// it, or the delete (the latest of them), before the first read that no
+// longer did ended. A time of another clock is taken at the earliest its
+// clock's uncertainty allows, so the interval holds the drop whatever the
+// clocks' error.
 func (f facts) DroppedBetween() (from, to time.Time, ok bool) {
 	if f.Dropped == nil {
 		return time.Time{}, time.Time{}, false
 	}
-	from = f.Deleted
+	to = f.Dropped.FinishedAt
+	from = f.deletedOnHost().earliest()
 	if f.LastForwarding != nil && f.LastForwarding.StartedAt.After(from) {
 		from = f.LastForwarding.StartedAt
 	}
-	if f.LastRouted.After(from) && f.LastRouted.Before(f.Dropped.FinishedAt) {
-		from = f.LastRouted
+	if !f.LastRouted.IsZero() {
+		if routed := f.client(f.LastRouted).earliest(); routed.After(from) && routed.Before(to) {
+			from = routed
+		}
 	}
-	return from, f.Dropped.FinishedAt, true
+	return from, to, true
 }
 
 // Propagation is the delete-to-rules time at most: from the delete to the
-// end of the first read that no longer forwarded to the pod.
-func (f facts) Propagation() (time.Duration, bool) {
+// end of the first read that no longer forwarded to the pod, on the host's
+// clock (the delete read on the API server's, for a script's or a person's).
+func (f facts) Propagation() (evidence.Interval, bool) {
 	_, to, ok := f.DroppedBetween()
-	return to.Sub(f.Deleted), ok
+	return f.rec.Between(evidence.Stamp{Time: f.Deleted, Clock: f.DeletedOn}, evidence.OnHost(to)), ok
 }
 
 // Failed returns the variant's failed requests.
@@ -313,9 +328,10 @@ func explained(w string) bool {
 // its own start: that connection's conntrack entry may still have been in
 // place. With ports logged the port must be the same; a record without
 // them can only say one was freed ("" when neither holds).
-func (f facts) staleConntrackWindow(q evidence.Request, dropped time.Time) string {
+func (f facts) staleConntrackWindow(q evidence.Request, dropped hostTime) string {
 	for _, o := range f.Requests {
-		if o.Outcome != workloadlog.OutcomeTimeout || !o.Start.Before(dropped) || o.End.After(q.Start) || q.Start.Sub(o.Start) > synSentLifetime {
+		// o sent before the drop: unless after it whatever the clocks' error.
+		if o.Outcome != workloadlog.OutcomeTimeout || dropped.before(f.client(o.Start)) || o.End.After(q.Start) || q.Start.Sub(o.Start) > synSentLifetime {
 			continue
 		}
 		switch {
@@ -347,23 +363,33 @@ func inStall(q evidence.Request, all []evidence.Request) bool {
 	return false
 }
 
-// Window attributes a failed request to a window of the variant's timeline.
+// Window attributes a failed request to a window of the variant's
+// timeline. Its start and end are the client's clock, the process's stop
+// the server's node's, the drop the host's: each is put on the host's
+// clock, and a request is before the stop, or after the drop, only when it
+// is so whatever the clocks' uncertainty (an explanation is never taken
+// away by the clocks). Without the clocks measured (Unmeasured) the window
+// is that of the raw times: a claim that rests on it is not checked.
 func (f facts) Window(q evidence.Request) string {
-	stopped, ok := f.StoppedAccepting()
-	_, dropped, dok := f.DroppedBetween()
+	stoppedAt, ok := f.StoppedAccepting()
+	_, droppedAt, dok := f.DroppedBetween()
 	if !ok || !dok {
 		return windowUnknown
 	}
-	inFlightOrAfterStop := !(q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)))
-	if (!inFlightOrAfterStop || q.Start.After(dropped)) && inStall(q, f.all) {
+	stopped, dropped := f.server(stoppedAt), hostTime{T: droppedAt}
+	start, end := f.client(q.Start), f.client(q.End)
+	startedBefore, endedBefore := start.before(stopped), end.before(stopped)
+	startedAfterDrop := dropped.before(start)
+	// A stall explains only what the deletion does not.
+	if (startedBefore && endedBefore || startedAfterDrop) && inStall(q, f.all) {
 		return windowStall
 	}
 	switch {
-	case q.Start.Before(stopped.Add(-clockSlack)) && q.End.Before(stopped.Add(-clockSlack)):
+	case startedBefore && endedBefore:
 		return windowBefore
-	case q.Start.Before(stopped.Add(-clockSlack)):
+	case startedBefore:
 		return windowInFlight
-	case !q.Start.After(dropped):
+	case !startedAfterDrop:
 		return windowUnreachable
 	case q.Outcome == workloadlog.OutcomeTimeout:
 		if w := f.staleConntrackWindow(q, dropped); w != "" {
@@ -383,22 +409,31 @@ func (f facts) Windows() map[string]int {
 }
 
 // LongestGap is the longest time between two request starts from the delete
-// to the container's exit (or the end of the record), and whether there were
-// requests in that span at all.
-func (f facts) LongestGap(until time.Time) (time.Duration, int) {
-	var gap time.Duration
-	prev := f.Deleted
+// to the process's end at until (a time of the server's node's clock), and
+// how many requests there were in that span. The delete, the requests (the
+// client's clock) and the end are put on the host's clock; the gap is exact
+// to the uncertainty of the two clocks at its ends at most.
+func (f facts) LongestGap(until time.Time) (evidence.Interval, int) {
+	deleted, end := f.deletedOnHost(), f.server(until)
+	var gap evidence.Interval
+	prev := deleted
 	n := 0
+	longer := func(from, to hostTime) {
+		if d := to.T.Sub(from.T); d > gap.D {
+			gap = evidence.Interval{D: d, Uncertainty: from.U + to.U}
+		}
+	}
 	for _, q := range f.Requests {
-		if q.Start.Before(f.Deleted) || q.Start.After(until) {
+		start := f.client(q.Start)
+		if start.T.Before(deleted.T) || start.T.After(end.T) {
 			continue
 		}
-		gap = max(gap, q.Start.Sub(prev))
-		prev = q.Start
+		longer(prev, start)
+		prev = start
 		n++
 	}
 	if n > 0 {
-		gap = max(gap, until.Sub(prev))
+		longer(prev, end)
 	}
 	return gap, n
 }
@@ -408,4 +443,53 @@ func (f facts) LongestGap(until time.Time) (time.Duration, int) {
 // offsets, exact to their uncertainty.
 func (f facts) sinceDelete(rec *evidence.Record, t time.Time) evidence.Interval {
 	return rec.Between(evidence.Stamp{Time: f.Deleted, Clock: f.DeletedOn}, evidence.OnNode(f.ServerNode, t))
+}
+
+// hostTime is a time put on the host's clock, exact to ±U.
+type hostTime struct {
+	T time.Time
+	U time.Duration
+}
+
+// before reports whether a came before b whatever the clocks' error.
+func (a hostTime) before(b hostTime) bool { return a.T.Add(a.U).Before(b.T.Add(-b.U)) }
+
+// earliest is the earliest the moment can have been by the host's clock.
+func (a hostTime) earliest() time.Time { return a.T.Add(-a.U) }
+
+// onHost puts t, read on the clock, on the host's: corrected by the clock's
+// measured offset (evidence.Record.Between), exact to its uncertainty; a
+// clock the run did not measure is taken as read (Unmeasured names it).
+func (f facts) onHost(clock string, t time.Time) hostTime {
+	iv := f.rec.Between(evidence.OnHost(t), evidence.Stamp{Time: t, Clock: clock})
+	return hostTime{T: t.Add(iv.D), U: iv.Uncertainty}
+}
+
+// deletedOnHost is the delete on the host's clock.
+func (f facts) deletedOnHost() hostTime { return f.deletedHost }
+
+// client and server put a time of the client's node (its requests) and of
+// the server's node (the workload's log, its exit) on the host's clock.
+func (f facts) client(t time.Time) hostTime { return f.onHost(evidence.ClockNode(f.ClientNode), t) }
+func (f facts) server(t time.Time) hostTime { return f.onHost(evidence.ClockNode(f.ServerNode), t) }
+
+// Unmeasured names the clocks a failed request's window compares (the
+// client's node's, the server's node's; the host's needs none), and the more
+// given, that the run did not measure and cannot take as the host's (a
+// cluster reached through node pods): a claim that compares their times is
+// not checked, naming them.
+func (f facts) Unmeasured(more ...string) []string {
+	var out []string
+	for _, c := range append([]string{evidence.ClockNode(f.ClientNode), evidence.ClockNode(f.ServerNode)}, more...) {
+		if c == "" || c == evidence.ClockNode("") {
+			continue // a time the record lacks: the claim that needs it says so
+		}
+		iv := f.rec.Between(evidence.Stamp{Clock: evidence.ClockHost}, evidence.Stamp{Clock: c})
+		for _, u := range iv.Unmeasured {
+			if !slices.Contains(out, u) {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
 }

@@ -199,11 +199,6 @@ const (
 	// (KubeletSyncAllowance) from its decision to the runtime's SIGTERM.
 	// Observed 1.2 s under load (the exec session's end, then StopContainer).
 	hookReturnWithin = claims.KubeletSyncAllowance
-	// clockSlack: the workload stamps its lines with the node's clock, the
-	// recorder its observations with the host's; in kind they are one
-	// kernel's, and the slack covers a SIGTERM logged a moment "before" the
-	// watch event of the delete that caused it.
-	clockSlack = 100 * time.Millisecond
 	// killAllowance: from the runtime's SIGKILL to the exit it records, and
 	// a SIGTERM logged early relative to it, on a loaded node (seen 0.65 s
 	// under a load average of 12); half the step from the kubelet's 2 s

@@ -15,30 +15,38 @@ func picture(rec *evidence.Record, fs []facts) *report.TrafficPicture {
 		if f.Deleted.IsZero() {
 			continue
 		}
-		s := report.ServiceTimeline{Name: f.v.Name, Title: f.v.Title, Deleted: f.Deleted, Requests: len(f.Requests), Endpoint: endpointConditions(rec, f)}
+		// Every time on the host's clock, the nodes' through their offsets.
+		server := func(t time.Time) time.Time {
+			if t.IsZero() {
+				return t
+			}
+			return f.server(t).T
+		}
+		s := report.ServiceTimeline{Name: f.v.Name, Title: f.v.Title, Deleted: f.deletedOnHost().T, Requests: len(f.Requests), Endpoint: endpointConditions(rec, f)}
 		if from, to, ok := f.DroppedBetween(); ok {
 			s.DroppedFrom, s.DroppedTo = from, to
 		}
 		for _, o := range rec.ContainersFor(f.v.Name) {
 			if o.StartedAt != nil && (f.ContainerID == "" || o.ContainerID == f.ContainerID) {
-				s.Started = *o.StartedAt
+				s.Started = server(*o.StartedAt)
 				break
 			}
 		}
 		if at, code, _, ok := f.ExitAt(); ok {
-			s.Exited, s.ExitCode = at, &code
+			s.Exited, s.ExitCode = server(at), &code
 		} else if at, _, ok := f.EndedAt(); ok {
-			s.Exited = at
+			s.Exited = server(at)
 		}
-		s.SIGTERM, _ = f.SignalAt()
-		s.StoppedAccepting, _ = f.StoppedAccepting()
+		sig, _ := f.SignalAt()
+		stopped, _ := f.StoppedAccepting()
+		s.SIGTERM, s.StoppedAccepting = server(sig), server(stopped)
 		switch f.v.PreStop {
 		case execPreStop:
 			if f.Log != nil && f.Log.PreStopStartAt != nil {
-				s.PreStopFrom, s.PreStopLogged = *f.Log.PreStopStartAt, true
+				s.PreStopFrom, s.PreStopLogged = server(*f.Log.PreStopStartAt), true
 				switch {
 				case f.Log.PreStopEndAt != nil:
-					s.PreStopTo = *f.Log.PreStopEndAt
+					s.PreStopTo = server(*f.Log.PreStopEndAt)
 				default: // cut short: it ran until the container ended
 					s.PreStopTo = s.Exited
 				}
@@ -52,7 +60,7 @@ func picture(rec *evidence.Record, fs []facts) *report.TrafficPicture {
 		}
 		for _, q := range f.Failed() {
 			w := f.Window(q)
-			s.Failed = append(s.Failed, report.FailedRequest{Start: q.Start, End: q.End, Outcome: q.Outcome, Window: pictureWindow(w), Why: w})
+			s.Failed = append(s.Failed, report.FailedRequest{Start: f.client(q.Start).T, End: f.client(q.End).T, Outcome: q.Outcome, Window: pictureWindow(w), Why: w})
 		}
 		tp.Services = append(tp.Services, s)
 	}

@@ -276,7 +276,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		return err
 	}
 
-	err = r.Step(ctx, fmt.Sprintf("start the kubelet on %s, watch it kill the old container, let the new one write alone %s and read the ledger", node, aloneHold), func(ctx context.Context) error {
+	err = r.Step(ctx, fmt.Sprintf("start the kubelet on %s, watch it kill the old container, let the new one write alone %s, measure the ledger's clock and read the ledger", node, aloneHold), func(ctx context.Context) error {
 		if err := r.StartKubelet(ctx, node); err != nil {
 			return err
 		}
@@ -285,6 +285,15 @@ func steps(ctx context.Context, r *lab.Run) error {
 		}
 		if err := sleep(ctx, aloneHold); err != nil {
 			return err
+		}
+		// The ledger stamps the writes with its node's clock: measured here,
+		// by asking the ledger, where termlab has no node pod on that node
+		// (a cluster it did not create). Unmeasured, the claims that put the
+		// writes against the host's times are not checked, not failed.
+		if o, err := r.Rec.ProbeLedgerClock(ctx, ledgerName, ledgerPortStr); err != nil {
+			r.Rec.Notef("the ledger's clock was not measured: %v", err)
+		} else {
+			r.Infof("the ledger's clock: %s", o)
 		}
 		l, err := r.Rec.ReadLedger(ctx, ledgerName, ledgerPortStr)
 		if err == nil {
@@ -523,10 +532,14 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	if firstNew < 0 || lastOld < 0 {
 		return nil
 	}
+	// The writes are the ledger's clock's, the force delete the host's.
+	clock, unmeasured := claims.LedgerClock(rec, l), false
 	rows := func(entries []ledger.Entry) [][]string {
 		var out [][]string
 		for _, e := range entries {
-			out = append(out, []string{fmt.Sprintf("%+.3f s", e.ReceivedAt.Sub(force.StartedAt).Seconds()), who[e.UID] + " `" + e.UID[:8] + "`", e.Node, fmt.Sprint(e.Seq)})
+			iv := rec.Between(rec.ActionStamp(force), evidence.Stamp{Time: e.ReceivedAt, Clock: clock})
+			unmeasured = unmeasured || len(iv.Unmeasured) > 0
+			out = append(out, []string{fmt.Sprintf("%+.3f s", iv.D.Seconds()), who[e.UID] + " `" + e.UID[:8] + "`", e.Node, fmt.Sprint(e.Seq)})
 		}
 		return out
 	}
@@ -536,7 +549,12 @@ func Report(rec *evidence.Record, _ []claims.Claim) []report.Section {
 	if start, ok := rec.Action(evidence.ActionStartKubelet, rec.TargetOf(evidence.ActionStartKubelet)); ok {
 		restarted = fmt.Sprintf("after the kubelet came back (started at %+.3f s)", start.StartedAt.Sub(force.StartedAt).Seconds())
 	}
-	body := fmt.Sprintf("The ledger (%s, %d writes) stamps each write on arrival. Around the replacement's first write: two processes named %s write, interleaved.\n\n%s\nAround the original's last write, %s:\n\n%s",
-		l.Path, len(l.Entries), pod, report.Table(header, rows(around(firstNew))), restarted, report.Table(header, rows(around(lastOld))))
+	before, after := report.Table(header, rows(around(firstNew))), report.Table(header, rows(around(lastOld)))
+	stamped := "stamps each write on arrival"
+	if unmeasured {
+		stamped += fmt.Sprintf(" with the clock of %s, which the run did not measure: the times from the force delete are raw differences of two clocks", clock)
+	}
+	body := fmt.Sprintf("The ledger (%s, %d writes) %s. Around the replacement's first write: two processes named %s write, interleaved.\n\n%s\nAround the original's last write, %s:\n\n%s",
+		l.Path, len(l.Entries), stamped, pod, before, restarted, after)
 	return []report.Section{{Title: "The ledger", Body: body}}
 }
