@@ -78,7 +78,14 @@ func (u KrewUser) Plugins(ctx context.Context) ([]string, error) {
 	if err := cmd.Run(); err != nil && !strings.Contains(stderr.String(), "unable to find any kubectl plugins") {
 		return nil, fmt.Errorf("kubectl plugin list: %w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
-	return strings.Fields(stdout.String()), nil
+	// One name a line, below a header sentence.
+	var names []string
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if name := strings.TrimSpace(line); name != "" && !strings.Contains(name, " ") {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 func (u KrewUser) krew(ctx context.Context, args ...string) (string, error) {
