@@ -151,7 +151,7 @@ func Matrix(ctx context.Context, k8s, labs *string, keep *bool) error { panic(ha
 // go test ./...
 func Mutants() error { panic(handedOver) }
 
-// Release builds the krew release of kubectl termlab: cmd/termlab for linux and darwin on amd64 and arm64 (not windows yet: internal/dockerhost is Linux-only), each packed with LICENSE and plugins/README.md into dist/termlab_<os>_<arch>.tar.gz with its .sha256, and dist/termlab.yaml, the krew manifest filled from them and checked by krew's validate-krew-manifest (built once into the cache); -version=v0.1.0 (default: git describe --tags --always --dirty, made semver), -baseurl=<where the archives are downloaded from; %s is the version> (default the GitHub release).
+// Release builds the krew release of kubectl termlab: cmd/termlab for linux, darwin and windows on amd64 and arm64 (on windows only diagnose and version run), each packed with LICENSE and plugins/README.md into dist/termlab_<os>_<arch>.tar.gz with its .sha256, and dist/termlab.yaml, the krew manifest filled from them and checked by krew's validate-krew-manifest (krew built once from its module into the cache); -version=v0.1.0 (default: git describe --tags --always --dirty, made semver), -baseurl=<where the archives are downloaded from; %s is the version> (default the GitHub release).
 func Release(ctx context.Context, version, baseurl *string) error { panic(handedOver) }
 
 // Results targets read the run folders under results/.

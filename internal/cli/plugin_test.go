@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -41,18 +42,48 @@ func TestKrewManifest(t *testing.T) {
 		m.Spec.ShortDescription == "" || m.Spec.Description == "" {
 		t.Errorf("manifest header %+v", m)
 	}
-	want := map[string]bool{"linux/amd64": true, "linux/arm64": true, "darwin/amd64": true, "darwin/arm64": true}
+	want := map[string]bool{"linux/amd64": true, "linux/arm64": true, "darwin/amd64": true, "darwin/arm64": true, "windows/amd64": true, "windows/arm64": true}
 	for _, p := range m.Spec.Platforms {
 		key := p.Selector.MatchLabels["os"] + "/" + p.Selector.MatchLabels["arch"]
 		if !want[key] {
 			t.Errorf("platform %s: unexpected or twice", key)
 		}
 		delete(want, key)
-		if p.Bin != PluginName || p.URI == "" || p.SHA256 == "" {
-			t.Errorf("platform %s: bin %q (want %s), uri %q, sha256 %q", key, p.Bin, PluginName, p.URI, p.SHA256)
+		bin := PluginName
+		if p.Selector.MatchLabels["os"] == "windows" {
+			bin += ".exe" // krew links kubectl-termlab.exe to it there
+		}
+		if p.Bin != bin || p.URI == "" || p.SHA256 == "" {
+			t.Errorf("platform %s: bin %q (want %s), uri %q, sha256 %q", key, p.Bin, bin, p.URI, p.SHA256)
 		}
 	}
 	for key := range want {
 		t.Errorf("no platform %s", key)
+	}
+}
+
+// On Windows the commands that need a local Docker engine are refused with
+// what to do instead; diagnose and version, and everything on Linux and
+// macOS, are not.
+func TestRunsOn(t *testing.T) {
+	for _, c := range []struct {
+		goos, command string
+		refused       bool
+	}{
+		{"windows", "lab:finalizer", true},
+		{"windows", "cluster:up", true},
+		{"windows", "diagnose", false},
+		{"windows", "version", false},
+		{"windows", "results:index", false},
+		{"linux", "lab:finalizer", false},
+		{"darwin", "cluster:up", false},
+	} {
+		err := runsOn(c.goos, c.command)
+		if (err != nil) != c.refused {
+			t.Errorf("runsOn(%s, %s) = %v, want refused %v", c.goos, c.command, err, c.refused)
+		}
+		if err != nil && !strings.Contains(err.Error(), c.command) || err != nil && !strings.Contains(err.Error(), "diagnose and version work everywhere") {
+			t.Errorf("runsOn(%s, %s): %v; want the command named and what still works", c.goos, c.command, err)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -110,6 +112,17 @@ func resultsCommands() []*cobra.Command {
 	return []*cobra.Command{compare, index, reference, render}
 }
 
+// runsOn refuses, on an OS where it cannot run, a command that needs a
+// local Docker engine running Linux containers: the labs and the cluster
+// targets (kind and kwok nodes are containers on it). Windows is refused
+// up front, with what to use instead; on macOS, Docker Desktop serves.
+func runsOn(goos, command string) error {
+	if goos != "windows" || !(strings.HasPrefix(command, "lab:") || strings.HasPrefix(command, "cluster:")) {
+		return nil
+	}
+	return fmt.Errorf("%s needs Linux or macOS with Docker (its cluster's nodes are kind and kwok containers on a local engine), and this is Windows: run it in WSL 2. diagnose and version work everywhere", command)
+}
+
 // repoCommand is a command that runs only inside a termlab checkout; run may
 // be nil when the caller sets RunE itself.
 func repoCommand(name, short string, run func(context.Context, *cobra.Command) error) *cobra.Command {
@@ -119,6 +132,9 @@ func repoCommand(name, short string, run func(context.Context, *cobra.Command) e
 		Long:  short + ".\n\nIt runs inside a termlab checkout (or with TERMLAB_ROOT naming one), as `go tool mage " + name + "` does. Mage's single-dash flags (-by=script, -nodeaccess) work too.",
 		Args:  cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := runsOn(runtime.GOOS, name); err != nil {
+				return &exitError{code: diagnose.ExitUsage, err: err}
+			}
 			if _, err := project.Root(); err != nil {
 				wd, _ := os.Getwd()
 				return &exitError{code: diagnose.ExitUsage, err: fmt.Errorf(

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"syscall"
 )
 
 // BackupSuffix names the copy of daemon.json as it was before termlab first
@@ -55,9 +54,7 @@ func readDaemonConfig(path string) (daemonConfig, error) {
 		return c, fmt.Errorf("%s is not a regular file", path)
 	}
 	c.exists, c.mode = true, st.Mode().Perm()
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		c.uid, c.gid = int(sys.Uid), int(sys.Gid)
-	}
+	c.uid, c.gid = fileOwner(st)
 	if c.raw, err = os.ReadFile(c.path); err != nil {
 		return c, err
 	}

@@ -15,7 +15,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	kindexec "sigs.k8s.io/kind/pkg/exec"
@@ -406,7 +405,7 @@ func startDockerd(ctx context.Context) error {
 	// Not CommandContext: dockerd must outlive this process (the cluster runs on it).
 	cmd := exec.Command("dockerd")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = ownSession()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting dockerd: %w", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -50,11 +49,11 @@ func Acquire(ctx context.Context, path string, waiting func(holder string)) (rel
 		return nil, fmt.Errorf("opening lock file %s: %w", path, err)
 	}
 	for announced := false; ; {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := lockNB(f)
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
+		if !errors.Is(err, errHeld) {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
@@ -89,7 +88,7 @@ func releaser(path string) func() {
 				return
 			}
 			if l.count--; l.count == 0 {
-				_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+				_ = unlock(l.f)
 				l.f.Close()
 				delete(held, path)
 			}

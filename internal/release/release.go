@@ -75,11 +75,15 @@ func (p Platform) Exe() string {
 func (p Platform) Archive() string { return fmt.Sprintf("%s_%s_%s.tar.gz", Name, p.OS, p.Arch) }
 
 // Platforms are the platforms a release builds, in the manifest's order.
-// Not windows yet: cmd/termlab imports internal/dockerhost, which is
-// Linux-only (syscall.Stat_t, Setsid) and does not compile there.
+// On windows the binary is kubectl-termlab.exe, in a .tar.gz like the
+// others: krew v0.4.3 tells .tar.gz from .zip by the content, on every OS
+// (internal/download's detectMIMEType). Only diagnose and version run
+// there; the labs and cluster targets say they need Linux or macOS with
+// Docker (internal/cli).
 var Platforms = []Platform{
 	{"linux", "amd64"}, {"linux", "arm64"},
 	{"darwin", "amd64"}, {"darwin", "arm64"},
+	{"windows", "amd64"}, {"windows", "arm64"},
 }
 
 // Options say what to release.

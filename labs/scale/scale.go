@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -360,8 +359,7 @@ func steps(ctx context.Context, r *lab.Run) (err error) {
 	env.Client = fast
 	r.Env = &env // this run's requests (finalizer removal, cleanup) go through it too
 
-	var cpu0 syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &cpu0)
+	cpu0 := selfUsage()
 	began := time.Now()
 
 	defer func() {
@@ -902,16 +900,12 @@ func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) er
 }
 
 // usage reads what the process spent since cpu0 and sizes the recorder's files.
-func usage(r *lab.Run, cpu0 syscall.Rusage, began time.Time) Usage {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	cpu := func(u syscall.Rusage) float64 {
-		return float64(u.Utime.Sec+u.Stime.Sec) + float64(u.Utime.Usec+u.Stime.Usec)/1e6
-	}
+func usage(r *lab.Run, cpu0 processUsage, began time.Time) Usage {
+	now := selfUsage()
 	u := Usage{
-		CPUSeconds:  round3(cpu(ru) - cpu(cpu0)),
+		CPUSeconds:  round3(now.cpuSeconds - cpu0.cpuSeconds),
 		WallSeconds: round3(time.Since(began).Seconds()),
-		PeakRSSMiB:  round3(float64(ru.Maxrss) / 1024), // Linux: KiB
+		PeakRSSMiB:  round3(now.peakRSSMiB),
 		Files:       map[string]int64{},
 		PodEvents:   r.Rec.PodEventCount(),
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -20,23 +21,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/termlab/termlab/internal/cli"
 	"github.com/termlab/termlab/internal/diagnose"
 	"github.com/termlab/termlab/internal/lab"
+	"github.com/termlab/termlab/internal/progress"
+	"github.com/termlab/termlab/internal/project"
+	"github.com/termlab/termlab/internal/release"
+	"github.com/termlab/termlab/internal/version"
 )
 
-// TestKubectlTermlabPlugin installs the binary as a user would (go install
-// into an empty GOBIN, linked as kubectl-termlab), and has a real kubectl of
-// the cluster's own version run it as a plugin, with nothing but the
-// kubeconfig: a pod held by a finalizer on a real worker must come back as
-// JSON on stdout with the finalizer's finding blocking and exit code 1, and
-// its namespace must parse too.
+// TestKubectlTermlabPlugin installs the plugin as a krew user would: the
+// release archive of this checkout for this machine's OS and arch and its
+// manifest (internal/release, as `go tool mage release` writes them), put
+// in place by krew itself (built from its Go module) with `kubectl krew
+// install --manifest --archive` into a KREW_ROOT of its own. A real kubectl
+// of the cluster's own version then runs it as a plugin, with nothing but
+// the kubeconfig: a pod held by a finalizer on a real worker must come back
+// as JSON on stdout with the finalizer's finding blocking and exit code 1,
+// and its namespace must parse too. Last, `kubectl krew uninstall termlab`
+// and the plugin is gone from kubectl's PATH. Only this machine's platform
+// is released: the six take minutes to build, and krew installs only its
+// own platform's archive anyway (the other platforms are built and
+// validated by go tool mage release).
 func TestKubectlTermlabPlugin(t *testing.T) {
 	env := connect(t)
 	if len(env.Workers) == 0 {
 		t.Fatal("no real workers")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 
 	// The code under test is this module's (the test runs in test/e2e),
@@ -45,23 +56,34 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gobin := t.TempDir()
-	install := exec.CommandContext(ctx, "go", "install", "./cmd/termlab")
-	install.Dir = module
-	install.Env = append(os.Environ(), "GOBIN="+gobin)
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Fatalf("go install ./cmd/termlab: %v\n%s", err, out)
+	log := progress.Default()
+	krew, err := release.BuildKrew(ctx, log, filepath.Join(project.CacheDir(), "bin"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if entries, _ := os.ReadDir(gobin); len(entries) != 1 || entries[0].Name() != "termlab" {
-		t.Fatalf("GOBIN holds %v, want the one binary termlab", entries)
-	}
-	if err := os.Symlink("termlab", filepath.Join(gobin, cli.PluginName)); err != nil {
+	rel, err := release.Run(ctx, release.Options{Root: module, Out: t.TempDir(), Platforms: []release.Platform{{OS: runtime.GOOS, Arch: runtime.GOARCH}}, Log: log})
+	if err != nil {
 		t.Fatal(err)
 	}
 	kubectl, err := lab.Kubectl(ctx, env.ControlPlane)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The plugin's world: kubectl, krew and what krew links on PATH, no
+	// KUBECONFIG, no checkout around it, the report folder under
+	// XDG_STATE_HOME. Everything krew writes is under KREW_ROOT, a temporary
+	// directory: nothing is left on any exit path.
+	state, work := t.TempDir(), t.TempDir()
+	user := release.KrewUser{Krew: krew, Kubectl: kubectl, KrewRoot: t.TempDir(), Home: t.TempDir(), Env: []string{"XDG_STATE_HOME=" + state}}
+	if out, err := user.Install(ctx, rel.Manifest, rel.Artifacts[0].Path); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("kubectl krew install --manifest=%s --archive=%s:\n%s", rel.Manifest, rel.Artifacts[0].Path, out)
+	}
+	if bin, ok := user.Linked(release.Name); !ok {
+		t.Fatalf("kubectl krew install said nothing wrong, but %s is not there", bin)
+	}
+	home := user.Home
 
 	runID := lab.NewRunID(time.Now())
 	ns, name := "termlab-plugin-"+runID, "held"
@@ -104,14 +126,9 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The plugin's world: kubectl and the plugin on PATH, no KUBECONFIG, no
-	// checkout around it, the report folder under XDG_STATE_HOME.
-	state, home, work := t.TempDir(), t.TempDir(), t.TempDir()
 	plugin := func(args ...string) (int, []byte, string) {
 		t.Helper()
-		cmd := exec.CommandContext(ctx, kubectl, append([]string{"termlab"}, args...)...)
-		cmd.Dir = work
-		cmd.Env = []string{"PATH=" + gobin + string(os.PathListSeparator) + filepath.Dir(kubectl), "HOME=" + home, "XDG_STATE_HOME=" + state}
+		cmd := user.Command(ctx, work, append([]string{"termlab"}, args...)...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()
@@ -124,6 +141,16 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 			t.Fatalf("running kubectl termlab: %v", err)
 		}
 		return 0, stdout.Bytes(), stderr.String()
+	}
+
+	// The release krew installed is the one that runs.
+	code, out, _ := plugin("version", "-o", "json")
+	var info version.Info
+	if err := strictJSON(out, &info); err != nil || code != 0 {
+		t.Fatalf("kubectl termlab version -o json: exit %d, %v\n%s", code, err, out)
+	}
+	if info.Version != rel.Version || info.Commit != rel.Stamp.Commit {
+		t.Errorf("kubectl termlab version says %s %s, want the release's %s %s", info.Version, info.Commit, rel.Version, rel.Stamp.Commit)
 	}
 
 	code, out, stderr := plugin("diagnose", "pod/"+name, "-n", ns, "-o", "json", "--kubeconfig", env.KubeconfigPath)
@@ -220,6 +247,24 @@ func TestKubectlTermlabPlugin(t *testing.T) {
 	}
 	if len(left) != 0 {
 		t.Errorf("the advice printed no removal for %v: %q", left, s.Advice)
+	}
+
+	// krew takes it away again: no link in $KREW_ROOT/bin, and kubectl no
+	// longer finds the plugin.
+	if out, err := user.Uninstall(ctx, release.Name); err != nil {
+		t.Fatal(err)
+	} else {
+		t.Logf("kubectl krew uninstall %s:\n%s", release.Name, out)
+	}
+	if bin, ok := user.Linked(release.Name); ok {
+		t.Errorf("uninstalled, but %s is still there", bin)
+	}
+	plugins, err := user.Plugins(ctx)
+	if err != nil || slices.Contains(plugins, release.Binary) {
+		t.Errorf("after kubectl krew uninstall, kubectl plugin list finds %q (%v)", plugins, err)
+	}
+	if code, _, stderr := plugin("version"); code == 0 || !strings.Contains(stderr, "unknown command") {
+		t.Errorf("kubectl termlab after uninstall: exit %d, want kubectl's unknown command:\n%s", code, stderr)
 	}
 }
 
