@@ -140,10 +140,14 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 	// through kubectl_complete-termlab (README: Install).
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetGlobalNormalizationFunc(mageNames)
+	root.AddGroup(commandGroups()...)
+	root.SetHelpCommandGroupID(groupAnywhere)
+	root.SetCompletionCommandGroupID(groupAnywhere)
 	root.AddCommand(a.diagnoseCommand())
 	root.AddCommand(labCommands()...)
 	root.AddCommand(clusterCommands()...)
 	root.AddCommand(resultsCommands()...)
+	root.AddCommand(workshopCommands()...)
 	root.AddCommand(a.versionCommand())
 	return root
 }
@@ -153,9 +157,10 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 func (a *app) versionCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print termlab's version, commit, build date, Go and client-go versions",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print termlab's version, commit, build date, Go and client-go versions",
+		GroupID: groupAnywhere,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info := version.Get()
 			switch output {
