@@ -20,8 +20,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/termlab/termlab/internal/diagnose"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/version"
+	"github.com/termlab/termlab/internal/workshop"
 )
 
 // PluginName is the name kubectl finds the plugin by on PATH: `kubectl
@@ -54,10 +56,35 @@ func (e *exitError) Error() string {
 // the process's exit code. ctx is cancelled on Ctrl-C.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a := &app{stdout: stdout, stderr: stderr, display: "termlab", diagnose: runDiagnose}
+	kind := invocation.Binary
 	if len(args) > 0 && strings.TrimSuffix(filepath.Base(args[0]), ".exe") == PluginName {
 		a.display = "kubectl termlab"
+		kind = invocation.Plugin
 	}
+	// In an unpacked workshop bundle the binary works from the bundle's
+	// folder (manifests/, results/, images, kwok sources there).
+	bundle, err := workshop.Activate()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", a.display, err)
+	}
+	if bundle != "" && kind == invocation.Binary {
+		kind = invocation.Workshop
+	}
+	// Hints printed by the packages below name commands as this program spells them.
+	invocation.Set(invocation.Invocation{Kind: kind, Commands: commandSet(a.rootCommand())})
 	return a.run(ctx, args[1:])
+}
+
+// commandSet is every command name and alias the binary runs.
+func commandSet(root *cobra.Command) map[string]bool {
+	set := map[string]bool{}
+	for _, c := range root.Commands() {
+		set[c.Name()] = true
+		for _, alias := range c.Aliases {
+			set[alias] = true
+		}
+	}
+	return set
 }
 
 func (a *app) run(ctx context.Context, args []string) int {
@@ -113,10 +140,14 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 	// through kubectl_complete-termlab (README: Install).
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetGlobalNormalizationFunc(mageNames)
+	root.AddGroup(commandGroups()...)
+	root.SetHelpCommandGroupID(groupAnywhere)
+	root.SetCompletionCommandGroupID(groupAnywhere)
 	root.AddCommand(a.diagnoseCommand())
 	root.AddCommand(labCommands()...)
 	root.AddCommand(clusterCommands()...)
 	root.AddCommand(resultsCommands()...)
+	root.AddCommand(workshopCommands()...)
 	root.AddCommand(a.versionCommand())
 	return root
 }
@@ -126,9 +157,10 @@ termlab checkout). Installed as kubectl-termlab it is the kubectl plugin
 func (a *app) versionCommand() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print termlab's version, commit, build date, Go and client-go versions",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print termlab's version, commit, build date, Go and client-go versions",
+		GroupID: groupAnywhere,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			info := version.Get()
 			switch output {
@@ -176,19 +208,9 @@ func commandNames(root *cobra.Command) []string {
 	return out
 }
 
-// mageFlagNames are the mage targets' flag names (a Go parameter, lowercased)
-// that the binary spells with dashes, as kubectl does.
-var mageFlagNames = map[string]string{
-	"nodeaccess":         "node-access",
-	"controlplaneaccess": "control-plane-access",
-	"allownodefaults":    "allow-node-faults",
-	"allowclusterfaults": "allow-cluster-faults",
-	"nowait":             "no-wait",
-}
-
 // mageNames lets --nodeaccess mean --node-access, and so on.
 func mageNames(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-	if n, ok := mageFlagNames[name]; ok {
+	if n, ok := invocation.DashedFlagNames[name]; ok {
 		return pflag.NormalizedName(n)
 	}
 	return pflag.NormalizedName(name)

@@ -164,11 +164,45 @@ func TestInvokedAsPlugin(t *testing.T) {
 func TestRepoCommandsOutsideACheckout(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv("TERMLAB_ROOT", "")
-	for _, cmd := range []string{"lab:force", "lab:all", "cluster:up", "cluster:status", "cluster:down", "results:index", "results:compare"} {
+	for _, cmd := range []string{"lab:force", "lab:all", "cluster:up", "cluster:status", "cluster:down", "results:index", "results:compare", "workshop", "workshop:run", "workshop:reset"} {
 		code, _, stderr := invoke(t, "termlab", 0, cmd)
-		if code != diagnose.ExitUsage || !strings.Contains(stderr, cmd+" runs inside a termlab checkout") || !strings.Contains(stderr, "TERMLAB_ROOT") {
+		if code != diagnose.ExitUsage || !strings.Contains(stderr, " runs inside a termlab checkout") || !strings.Contains(stderr, "TERMLAB_ROOT") {
 			t.Errorf("%s outside a checkout: exit %d, stderr:\n%s", cmd, code, stderr)
 		}
+	}
+	// workshop:verify reads an archive and needs no checkout: it gets as far
+	// as the archive (missing here) and fails on it, not on the checkout.
+	code, _, stderr := invoke(t, "termlab", 0, "workshop:verify", "no-such.tar.gz")
+	if code != 1 || strings.Contains(stderr, "runs inside a termlab checkout") || !strings.Contains(stderr, "no-such.tar.gz") {
+		t.Errorf("workshop:verify outside a checkout: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// --help groups the commands that need a checkout apart from the others;
+// every command that runs anywhere is named here, so one added later without
+// a group, or a checkout command put among them, fails.
+func TestHelpGroupsCheckoutCommands(t *testing.T) {
+	root := (&app{display: "termlab"}).rootCommand()
+	anywhere := map[string]bool{"diagnose": true, "version": true, "workshop:load": true, "workshop:verify": true}
+	for _, c := range root.Commands() {
+		want := groupCheckout
+		if anywhere[c.Name()] {
+			want = groupAnywhere
+		}
+		if c.GroupID != want {
+			t.Errorf("%s is in group %q, want %q", c.Name(), c.GroupID, want)
+		}
+	}
+	var out strings.Builder
+	root.SetOut(&out)
+	root.SetArgs([]string{"--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	checkoutAt := strings.Index(help, "Commands that need a termlab checkout")
+	if checkoutAt < 0 || strings.Index(help, "  cluster:up") < checkoutAt || strings.Index(help, "  diagnose") > checkoutAt {
+		t.Errorf("--help does not list cluster:up under the checkout group and diagnose before it:\n%s", help)
 	}
 }
 

@@ -62,8 +62,9 @@ func (a *app) diagnoseCommand() *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true)
 	var req diagnoseRequest
 	cmd := &cobra.Command{
-		Use:   "diagnose [pod/<name> | ns/<name> | pod <name> | namespace <name> | <name> | -A] [-n <namespace>] [--older-than 1m] [-o text|json] [--node-access] [--evidence-dir <dir>]",
-		Short: "Says, read-only, why a pod or namespace is still there",
+		Use:     "diagnose [pod/<name> | ns/<name> | pod <name> | namespace <name> | <name> | -A] [-n <namespace>] [--older-than 1m] [-o text|json] [--node-access] [--evidence-dir <dir>]",
+		Short:   "Says, read-only, why a pod or namespace is still there",
+		GroupID: groupAnywhere,
 		Long: `diagnose reads a pod (or a namespace) and what holds it: deletion request and
 grace deadline, finalizers and whether a controller could remove them, the
 node, its lease and kubelet, the containers on the node, volumes, and a

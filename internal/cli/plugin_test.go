@@ -75,6 +75,9 @@ func TestRunsOn(t *testing.T) {
 		{"windows", "diagnose", false},
 		{"windows", "version", false},
 		{"windows", "results:index", false},
+		{"windows", "workshop", true},
+		{"windows", "workshop:load", true},
+		{"windows", "workshop:verify", false},
 		{"linux", "lab:finalizer", false},
 		{"darwin", "cluster:up", false},
 	} {
@@ -82,7 +85,7 @@ func TestRunsOn(t *testing.T) {
 		if (err != nil) != c.refused {
 			t.Errorf("runsOn(%s, %s) = %v, want refused %v", c.goos, c.command, err, c.refused)
 		}
-		if err != nil && !strings.Contains(err.Error(), c.command) || err != nil && !strings.Contains(err.Error(), "diagnose and version work everywhere") {
+		if err != nil && !strings.Contains(err.Error(), c.command) || err != nil && !strings.Contains(err.Error(), "diagnose, version and workshop:verify work everywhere") {
 			t.Errorf("runsOn(%s, %s): %v; want the command named and what still works", c.goos, c.command, err)
 		}
 	}

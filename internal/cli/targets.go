@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -113,24 +114,91 @@ func resultsCommands() []*cobra.Command {
 }
 
 // runsOn refuses, on an OS where it cannot run, a command that needs a
-// local Docker engine running Linux containers: the labs and the cluster
-// targets (kind and kwok nodes are containers on it). Windows is refused
-// up front, with what to use instead; on macOS, Docker Desktop serves.
+// local Docker engine running Linux containers: the labs, the cluster
+// targets (kind and kwok nodes are containers on it) and the workshop
+// commands that drive or load into that engine. Windows is refused up
+// front, with what to use instead; on macOS, Docker Desktop serves.
 func runsOn(goos, command string) error {
-	if goos != "windows" || !(strings.HasPrefix(command, "lab:") || strings.HasPrefix(command, "cluster:")) {
+	if goos != "windows" || !needsEngine(command) {
 		return nil
 	}
-	return fmt.Errorf("%s needs Linux or macOS with Docker (its cluster's nodes are kind and kwok containers on a local engine), and this is Windows: run it in WSL 2. diagnose and version work everywhere", command)
+	return fmt.Errorf("%s needs Linux or macOS with Docker (its cluster's nodes are kind and kwok containers on a local engine), and this is Windows: run it in WSL 2. diagnose, version and workshop:verify work everywhere", command)
+}
+
+// needsEngine says whether a command runs containers on the local engine.
+func needsEngine(command string) bool {
+	switch command {
+	case "workshop", "workshop:run", "workshop:reset", "workshop:bundle", "workshop:load":
+		return true
+	}
+	return strings.HasPrefix(command, "lab:") || strings.HasPrefix(command, "cluster:")
+}
+
+// workshopCommands are the workshop targets: `workshop` runs the guided
+// session in an unpacked bundle (whose binary this is) or a checkout;
+// workshop:load and workshop:verify read an archive and need neither.
+func workshopCommands() []*cobra.Command {
+	run := repoCommand("workshop", "Runs every lab in order as a guided session, explained and compared with the reference runs; it waits for Enter between labs on a terminal (--unattended or TERMLAB_STEP=0: never)", func(ctx context.Context, cmd *cobra.Command) error {
+		return targets.WorkshopRun(ctx, boolFlag(cmd, "step"), boolFlag(cmd, "unattended"))
+	})
+	run.Aliases = []string{"workshop:run"}
+	run.Flags().Bool("step", false, "wait for Enter between labs (default: when stdin is a terminal)")
+	run.Flags().Bool("unattended", false, "never wait for Enter")
+	reset := repoCommand("workshop:reset", "Returns the cluster to the start state in seconds: kubelets running, leftovers of runs removed, run namespaces deleted; recreates only a broken cluster", func(ctx context.Context, _ *cobra.Command) error {
+		return targets.WorkshopReset(ctx)
+	})
+	bundle := repoCommand("workshop:bundle", "Writes one archive with everything a session needs offline: images, inputs, kwok sources, reference runs, this binary, digests (in a checkout, with Go and Docker)", func(ctx context.Context, cmd *cobra.Command) error {
+		return targets.WorkshopBundle(ctx, cmd.OutOrStdout(), stringFlag(cmd, "out"))
+	})
+	bundle.Flags().String("out", "", "the archive to write (default bin/termlab-workshop.tar.gz)")
+	load := archiveCommand("workshop:load", "Verifies every digest of a bundle, then loads its images into Docker and unpacks it into ./termlab-workshop (TERMLAB_WORKSHOP_DIR to change); a damaged bundle changes nothing", targets.WorkshopLoad)
+	verify := archiveCommand("workshop:verify", "Checks every digest of a bundle without changing anything", targets.WorkshopVerify)
+	return []*cobra.Command{run, reset, bundle, load, verify}
+}
+
+// archiveCommand is a workshop command on one bundle archive; it needs no
+// checkout (workshop:load still needs a local engine, see runsOn).
+func archiveCommand(name, short string, run func(context.Context, io.Writer, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:     name + " <archive>",
+		Short:   short,
+		GroupID: groupAnywhere,
+		Args:    cobra.ExactArgs(1),
+		PreRunE: func(*cobra.Command, []string) error {
+			if err := runsOn(runtime.GOOS, name); err != nil {
+				return &exitError{code: diagnose.ExitUsage, err: err}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return failed(run(cmd.Context(), cmd.OutOrStdout(), args[0]))
+		},
+	}
+}
+
+// The groups of `termlab --help`: most commands read manifests/ and write
+// results/ of a checkout (or of an unpacked workshop bundle).
+const (
+	groupAnywhere = "anywhere"
+	groupCheckout = "checkout"
+)
+
+func commandGroups() []*cobra.Group {
+	return []*cobra.Group{
+		{ID: groupAnywhere, Title: "Commands that run anywhere:"},
+		{ID: groupCheckout, Title: "Commands that need a termlab checkout or an unpacked workshop bundle (run there, or set TERMLAB_ROOT to one):"},
+	}
 }
 
 // repoCommand is a command that runs only inside a termlab checkout; run may
 // be nil when the caller sets RunE itself.
 func repoCommand(name, short string, run func(context.Context, *cobra.Command) error) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   name,
-		Short: short,
-		Long:  short + ".\n\nIt runs inside a termlab checkout (or with TERMLAB_ROOT naming one), as `go tool mage " + name + "` does. Mage's single-dash flags (-by=script, -nodeaccess) work too.",
-		Args:  cobra.NoArgs,
+		Use:     name,
+		Short:   short,
+		GroupID: groupCheckout,
+		Long:    short + ".\n\nIt runs inside a termlab checkout (or with TERMLAB_ROOT naming one), as `go tool mage " + name + "` does. Mage's single-dash flags (-by=script, -nodeaccess) work too.",
+		Args:    cobra.NoArgs,
 		PreRunE: func(cmd *cobra.Command, _ []string) error {
 			if err := runsOn(runtime.GOOS, name); err != nil {
 				return &exitError{code: diagnose.ExitUsage, err: err}
@@ -138,7 +206,7 @@ func repoCommand(name, short string, run func(context.Context, *cobra.Command) e
 			if _, err := project.Root(); err != nil {
 				wd, _ := os.Getwd()
 				return &exitError{code: diagnose.ExitUsage, err: fmt.Errorf(
-					"%s runs inside a termlab checkout (it reads manifests/ and writes results/ there), and %s is not in one: cd into a clone of https://github.com/termlab/termlab, or set TERMLAB_ROOT to one. Only diagnose runs anywhere", name, wd)}
+					"%s runs inside a termlab checkout (it reads manifests/ and writes results/ there), and %s is not in one: cd into a clone of https://github.com/termlab/termlab, or set TERMLAB_ROOT to one (or to an unpacked workshop bundle). Only diagnose, version, workshop:load and workshop:verify run anywhere", name, wd)}
 			}
 			return nil
 		},

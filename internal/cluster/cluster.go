@@ -27,6 +27,7 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/termlab/termlab/internal/dockerimage"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kubelet"
 	"github.com/termlab/termlab/internal/progress"
 )
@@ -486,10 +487,10 @@ func Connect(ctx context.Context, log *progress.Logger, o Options) (*Env, error)
 	p := provider(log)
 	h := Check(ctx, log, o)
 	if !h.Exists {
-		return nil, fmt.Errorf("no kind cluster %q: run `go tool mage cluster:up`", o.Name)
+		return nil, fmt.Errorf("no kind cluster %q: run `%s`", o.Name, invocation.Command("cluster:up"))
 	}
 	if !h.Healthy {
-		return nil, fmt.Errorf("cluster %q is not healthy (%s): run `go tool mage cluster:up` to repair it", o.Name, h.Problem)
+		return nil, fmt.Errorf("cluster %q is not healthy (%s): run `%s` to repair it", o.Name, h.Problem, invocation.Command("cluster:up"))
 	}
 	return connect(ctx, p, o)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/dockerimage"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/nodeimage"
 )
 
@@ -121,10 +122,10 @@ func Decide(f Facts) []Check {
 		cs = append(cs, Check{"docker engine", Fail, f.EngineError, "make this engine answer `docker version`; termlab will not start a second engine beside it"})
 	case f.CanProvision && f.NoHostChanges:
 		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
-			dockerhost.NoHostChangesEnv + " is set, so cluster:up will not install or start one: run `go tool mage cluster:up` to have each command printed, run them yourself, and run again (or unset " + dockerhost.NoHostChangesEnv + ")"})
+			dockerhost.NoHostChangesEnv + " is set, so cluster:up will not install or start one: run `" + invocation.Command("cluster:up") + "` to have each command printed, run them yourself, and run again (or unset " + dockerhost.NoHostChangesEnv + ")"})
 	case f.CanProvision:
 		cs = append(cs, Check{"docker engine", Fail, f.EngineError,
-			"run `go tool mage cluster:up`: on this host (Linux, root, apt) it installs Debian's docker.io and starts dockerd, logging to " + dockerhost.DaemonLog})
+			"run `" + invocation.Command("cluster:up") + "`: on this host (Linux, root, apt) it installs Debian's docker.io and starts dockerd, logging to " + dockerhost.DaemonLog})
 	default:
 		cs = append(cs, Check{"docker engine", Fail, f.EngineError, f.ProvisionWhy})
 	}
@@ -134,7 +135,7 @@ func Decide(f Facts) []Check {
 	case f.PrivilegedProbe != "":
 		fix := "privileged containers are required by kind"
 		if len(f.MissingCaps) > 0 && !f.WrapperDefault {
-			fix = "the host bounding set lacks " + strings.Join(f.MissingCaps, ",") + ": stop dockerd and run `go tool mage cluster:up`, which registers the " + dockerhost.WrapperRuntime + " runtime before starting dockerd"
+			fix = "the host bounding set lacks " + strings.Join(f.MissingCaps, ",") + ": stop dockerd and run `" + invocation.Command("cluster:up") + "`, which registers the " + dockerhost.WrapperRuntime + " runtime before starting dockerd"
 		}
 		cs = append(cs, Check{"privileged containers", Fail, f.PrivilegedProbe, fix})
 	case len(f.MissingCaps) == 0:
@@ -145,7 +146,7 @@ func Decide(f Facts) []Check {
 		cs = append(cs, Check{"privileged containers", Info, "bounding set lacks " + strings.Join(f.MissingCaps, ",") + "; cluster:up will register the " + dockerhost.WrapperRuntime + " runtime", ""})
 	default:
 		cs = append(cs, Check{"privileged containers", Fail, "bounding set lacks " + strings.Join(f.MissingCaps, ",") + " and dockerd's default runtime does not drop them: `docker run --privileged` fails",
-			"register cmd/termlab-runc as dockerd's default runtime (README: Prerequisites), or run on a host with a full capability set"})
+			"register cmd/termlab-runc as dockerd's default runtime (README.md#what-termlab-changes-on-your-machine), or run on a host with a full capability set"})
 	}
 	cs = append(cs, hostChanges(f))
 	if f.DaemonJSON != nil {

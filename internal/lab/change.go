@@ -9,6 +9,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/invocation"
 )
 
 // Change is one kind of change a run makes to the cluster (a kubelet
@@ -143,7 +144,7 @@ func remote(env *cluster.Env) bool { return nodeAccess(env) != evidence.NodeAcce
 // the worker named by -allownodefaults.
 func needsFaultNode(env *cluster.Env, c Change) error {
 	if remote(env) && env.FaultNode == "" {
-		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with -allownodefaults=<node> (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", c.Name())
+		return fmt.Errorf("the lab %s: on a cluster reached through a kubeconfig it runs only with %s (TERMLAB_ALLOW_NODE_FAULTS), naming the one worker it may do that to", c.Name(), invocation.Flag("-allownodefaults=<node>"))
 	}
 	return nil
 }
@@ -152,7 +153,7 @@ func needsFaultNode(env *cluster.Env, c Change) error {
 // kubeconfig, only with -allowclusterfaults.
 func needsClusterFaults(env *cluster.Env, c Change) error {
 	if remote(env) && !env.AllowClusterFaults {
-		return fmt.Errorf("the lab %s, which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with -allowclusterfaults (TERMLAB_ALLOW_CLUSTER_FAULTS=1), given by someone who may disturb the whole cluster", c.Name())
+		return fmt.Errorf("the lab %s, which every tenant of the cluster feels while it lasts: on a cluster reached through a kubeconfig it runs only with %s (TERMLAB_ALLOW_CLUSTER_FAULTS=1), given by someone who may disturb the whole cluster", c.Name(), invocation.Flag("-allowclusterfaults"))
 	}
 	return nil
 }

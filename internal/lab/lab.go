@@ -28,6 +28,7 @@ import (
 	"github.com/termlab/termlab/internal/credscan"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/heapprof"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -456,7 +457,7 @@ func (x *execution) finish(ctx context.Context) error {
 		// Errors from every side at once (API, docker exec, the lock) have
 		// one cause when the engine under the nodes went away: it comes first.
 		if down := cluster.EngineDown(cctx, r.Env); down != "" {
-			x.fail("the cluster's nodes", fmt.Errorf("%s; %s", down, engineDownHelp))
+			x.fail("the cluster's nodes", fmt.Errorf("%s; %s", down, engineDownHelp()))
 			last := len(x.errs) - 1
 			x.errs = append([]string{x.errs[last]}, x.errs[:last]...)
 		}
@@ -682,10 +683,10 @@ func nodeAccess(env *cluster.Env) string {
 // time, a change another tenant would feel without the flag that names it).
 func canRun(env *cluster.Env, def Definition) error {
 	if def.Uses.FakeNode && !def.Uses.FakeNodeOptional && len(env.FakeNodes) == 0 {
-		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: go tool mage cluster:up)")
+		return errors.New("the lab runs pods on kwok fake nodes, and this cluster has none (termlab installs kwok only on its own cluster: " + invocation.Command("cluster:up") + ")")
 	}
 	if def.Uses.NeedsNodeAccess && nodeAccess(env) == evidence.NodeAccessNone {
-		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with -nodeaccess")
+		return errors.New("the lab's steps read the nodes (the workloads' logs through crictl, kube-proxy's rules): on a cluster reached through a kubeconfig it runs only with " + invocation.Flag("-nodeaccess"))
 	}
 	for _, c := range def.Uses.Changes {
 		if err := c.Guard(env); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/recorder"
 	"github.com/termlab/termlab/manifests/pods"
@@ -329,7 +330,9 @@ const (
 )
 
 // engineDownHelp is what to do when the engine took the cluster's nodes with it.
-const engineDownHelp = "the cluster's nodes are its containers and stopped with it: `go tool mage cluster:up` starts the engine and them again and removes what this run left"
+func engineDownHelp() string {
+	return "the cluster's nodes are its containers and stopped with it: `" + invocation.Command("cluster:up") + "` starts the engine and them again and removes what this run left"
+}
 
 // waitAPIServer returns once the API server says it is ready (/readyz), or
 // with an error naming the last answer when ctx ends first, or once the

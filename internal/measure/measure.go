@@ -22,6 +22,7 @@ import (
 
 	"github.com/termlab/termlab/internal/apiload"
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/scaleruns"
@@ -372,7 +373,7 @@ func Print(w io.Writer, f Figures) {
 		rates  *scaleruns.Rates
 	}{{cluster.LimitsDefault, f.Scale}, {cluster.LimitsRaised, f.ScaleRaised}} {
 		if sc.rates == nil {
-			fmt.Fprintf(w, "  (no passing lab:scale -limits=%s run in results/scale to compare: go tool mage lab:scale -limits=%s)\n", sc.limits, sc.limits)
+			fmt.Fprintf(w, "  (no passing lab:scale -limits=%s run in results/scale to compare: %s)\n", sc.limits, invocation.Command("lab:scale", "-limits="+string(sc.limits)))
 			continue
 		}
 		r := sc.rates

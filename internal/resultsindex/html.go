@@ -57,7 +57,7 @@ a { color: #0b57d0; }
 {{end}}</table>
 {{end}}{{range $i, $group := .Groups}}{{if $group.Runs}}<h2>{{$group.Name}}</h2>
 {{else if eq $i 0}}<h2>{{$group.Name}}</h2>
-<p>No runs yet: <code>go tool mage lab:all</code> runs every lab.</p>
+<p>No runs yet: <code>go tool mage lab:all</code> (or <code>termlab lab:all</code>) in a termlab checkout, <code>./termlab workshop</code> in a workshop bundle, runs every lab.</p>
 {{end}}{{if $group.Runs}}{{range $group.Runs}}<section class="run" id="{{.Dir}}">
 <h3>{{.Title}} <span class="verdict {{.VerdictClass}}">{{.Verdict}}</span></h3>
 <dl>

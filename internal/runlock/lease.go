@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/progress"
 )
 
@@ -140,7 +141,7 @@ func take(ctx context.Context, log *progress.Logger, client kubernetes.Interface
 	}
 	if holder != "" {
 		if noWait {
-			return nil, fmt.Errorf("the cluster's run lock (Lease %s) is held by %s: run again when it is done, or without -nowait to wait for it", where, holder)
+			return nil, fmt.Errorf("the cluster's run lock (Lease %s) is held by %s: run again when it is done, or without %s to wait for it", where, holder, invocation.Flag("-nowait"))
 		}
 		log.Infof("another termlab holds this cluster's run lock (Lease %s): %s; waiting for it (at most %s)", where, holder, Wait)
 	}

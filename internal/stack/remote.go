@@ -20,6 +20,7 @@ import (
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
 	"github.com/termlab/termlab/internal/images"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/nodepod"
@@ -100,36 +101,36 @@ func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 			given = append(given, flag+" ("+env+")")
 		}
 	}
-	note(r.Context != "", "-context", EnvContext)
-	note(os.Getenv(EnvNodeAccess) != "", "-nodeaccess", EnvNodeAccess)
-	note(os.Getenv(EnvControlPlaneAccess) != "", "-controlplaneaccess", EnvControlPlaneAccess)
-	note(r.FaultNode != "", "-allownodefaults", EnvAllowNodeFaults)
-	note(os.Getenv(EnvAllowClusterFaults) != "", "-allowclusterfaults", EnvAllowClusterFaults)
+	note(r.Context != "", invocation.Flag("-context"), EnvContext)
+	note(os.Getenv(EnvNodeAccess) != "", invocation.Flag("-nodeaccess"), EnvNodeAccess)
+	note(os.Getenv(EnvControlPlaneAccess) != "", invocation.Flag("-controlplaneaccess"), EnvControlPlaneAccess)
+	note(r.FaultNode != "", invocation.Flag("-allownodefaults"), EnvAllowNodeFaults)
+	note(os.Getenv(EnvAllowClusterFaults) != "", invocation.Flag("-allowclusterfaults"), EnvAllowClusterFaults)
 	if f.Kubeconfig != nil && *f.Kubeconfig != "" {
 		r.Kubeconfig = *f.Kubeconfig
 	}
 	if f.Context != nil {
-		given = append(given, "-context")
+		given = append(given, invocation.Flag("-context"))
 		if *f.Context != "" {
 			r.Context = *f.Context
 		}
 	}
 	if f.NodeAccess != nil {
-		given = append(given, "-nodeaccess")
+		given = append(given, invocation.Flag("-nodeaccess"))
 		r.NodeAccess = *f.NodeAccess
 	}
 	if f.ControlPlaneAccess != nil {
-		given = append(given, "-controlplaneaccess")
+		given = append(given, invocation.Flag("-controlplaneaccess"))
 		r.ControlPlaneAccess = *f.ControlPlaneAccess
 	}
 	if f.AllowNodeFaults != nil {
-		given = append(given, "-allownodefaults")
+		given = append(given, invocation.Flag("-allownodefaults"))
 		if *f.AllowNodeFaults != "" {
 			r.FaultNode = *f.AllowNodeFaults
 		}
 	}
 	if f.AllowClusterFaults != nil {
-		given = append(given, "-allowclusterfaults")
+		given = append(given, invocation.Flag("-allowclusterfaults"))
 		r.ClusterFaults = *f.AllowClusterFaults
 	}
 	if given = dedupe(given); r.Kubeconfig == "" && len(given) > 0 {
@@ -137,8 +138,8 @@ func RemoteFromEnv(f RemoteFlags) (Remote, error) {
 		if len(given) > 1 {
 			it, them = "they", "them"
 		}
-		return Remote{}, fmt.Errorf("%s: only with -kubeconfig=<file> (%s), which runs the lab on that cluster; without it the lab runs on termlab's own cluster, where %s would be ignored. Add -kubeconfig, or leave %s out (a setting: unset it)",
-			strings.Join(given, ", "), EnvKubeconfig, it, them)
+		return Remote{}, fmt.Errorf("%s: only with %s (%s), which runs the lab on that cluster; without it the lab runs on termlab's own cluster, where %s would be ignored. Add %s, or leave %s out (a setting: unset it)",
+			strings.Join(given, ", "), invocation.Flag("-kubeconfig=<file>"), EnvKubeconfig, it, invocation.Flag("-kubeconfig"), them)
 	}
 	if r.FaultNode != "" || r.ControlPlaneAccess {
 		r.NodeAccess = true
@@ -266,20 +267,20 @@ func RemoteEnv(ctx context.Context, log *progress.Logger, r Remote) (*cluster.En
 		log.Warnf("%s=%s is pulled by its tag: what runs is whatever the tag names at each pull; pin it by digest (<image>@sha256:<digest>) so every run, and every node, runs the same image", EnvWorkloadImage, r.WorkloadImage)
 	}
 	if missing := withoutImage(list.Items, workers, env.WorkloadImage); len(missing) > 0 && r.WorkloadImage == "" {
-		log.Warnf("nodes %s do not have the workload image %s (termlab loads it only onto its own kind cluster): a lab pod there will not start; push the image (built by `go tool mage images`) to a registry the cluster pulls from and set TERMLAB_WORKLOAD_IMAGE", strings.Join(missing, ", "), env.WorkloadImage)
+		log.Warnf("nodes %s do not have the workload image %s (termlab loads it only onto its own kind cluster): a lab pod there will not start; push the image (built by `%s`) to a registry the cluster pulls from and set TERMLAB_WORKLOAD_IMAGE", strings.Join(missing, ", "), env.WorkloadImage, invocation.Command("images:all"))
 	}
-	how := "no node access: claims resting on a node's container runtime are not checked (-nodeaccess starts a node pod)"
+	how := "no node access: claims resting on a node's container runtime are not checked (" + invocation.Flag("-nodeaccess") + " starts a node pod)"
 	if r.NodeAccess {
-		how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", on workers only (the audit log on the control plane is not read: -controlplaneaccess)"
+		how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", on workers only (the audit log on the control plane is not read: " + invocation.Flag("-controlplaneaccess") + ")"
 		if r.ControlPlaneAccess {
-			how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", the control plane's included (-controlplaneaccess: its audit log)"
+			how = "node access through short-lived privileged pods in namespace " + access.Namespace() + ", the control plane's included (" + invocation.Flag("-controlplaneaccess") + ": its audit log)"
 		}
 	}
 	if r.FaultNode != "" {
 		how += "; node faults allowed on " + r.FaultNode + " only (kubelet control through the pod's agent over pods/proxy, with a dead-man's switch)"
 	}
 	if r.ClusterFaults {
-		how += "; cluster-wide faults allowed (-allowclusterfaults: lab:namespace's APIService fails discovery for every tenant while it exists)"
+		how += "; cluster-wide faults allowed (" + invocation.Flag("-allowclusterfaults") + ": lab:namespace's APIService fails discovery for every tenant while it exists)"
 	}
 	log.Infof("cluster %s (Kubernetes %s): control plane %q, workers %v, %d kwok fake nodes; %s", cfg.Host, version.GitVersion, cp, workers, len(env.FakeNodes), how)
 	return env, cleanup, nil

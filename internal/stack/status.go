@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -25,11 +26,11 @@ func PrintStatus(ctx context.Context, log *progress.Logger, w io.Writer) error {
 	co := ClusterOptions(root)
 	h := cluster.Check(ctx, log, co)
 	if !h.Exists {
-		fmt.Fprintf(w, "cluster %q does not exist: run `go tool mage cluster:up`\n", co.Name)
+		fmt.Fprintf(w, "cluster %q does not exist: run `%s`\n", co.Name, invocation.Command("cluster:up"))
 		return nil
 	}
 	if !h.Healthy {
-		fmt.Fprintf(w, "cluster %q is NOT healthy: %s\nrun `go tool mage cluster:up` to repair it\n", co.Name, h.Problem)
+		fmt.Fprintf(w, "cluster %q is NOT healthy: %s\nrun `%s` to repair it\n", co.Name, h.Problem, invocation.Command("cluster:up"))
 		return fmt.Errorf("cluster %q is not healthy", co.Name)
 	}
 	env, err := Connect(ctx, log)

@@ -84,12 +84,12 @@ func guideText(m *Manifest, archiveName, root string, labs []lab.Definition) []b
 	b.WriteString("- Nothing else: no Go, no network. Nothing is pulled, downloaded or built during the session.\n\n")
 	fmt.Fprintf(&b, "## Load it (once per machine)\n\n```sh\ntar -xzf %s %s/%s     # the binary alone\n./%s/%s workshop:load %s   # verifies every digest first, then docker load + unpack\ncd %s\n```\n\n", archiveName, TopDir, BinaryFile, TopDir, BinaryFile, archiveName, TopDir)
 	b.WriteString("A damaged or truncated file is refused before anything changes. `sha256sum -c " + archiveName + ".sha256` checks the whole file too.\n\n")
-	b.WriteString("## The session\n\n```sh\n./termlab cluster:up          # a kind cluster: 1 control plane, 2 workers, kwok fake nodes\n./termlab workshop            # every lab in order, explained, waiting for Enter between labs (-unattended: not)\n./termlab results:compare     # your runs against the reference runs in results/reference/\n./termlab workshop:reset      # back to the start state (between sessions)\n./termlab cluster:down        # delete the cluster\n```\n\n")
+	b.WriteString("## The session\n\n```sh\n./termlab cluster:up          # a kind cluster: 1 control plane, 2 workers, kwok fake nodes\n./termlab workshop            # every lab in order, explained, waiting for Enter between labs (--unattended: not)\n./termlab results:compare     # your runs against the reference runs in results/reference/\n./termlab workshop:reset      # back to the start state (between sessions)\n./termlab cluster:down        # delete the cluster\n```\n\n")
 	b.WriteString("## The labs\n\n| run it alone | what it shows |\n|---|---|\n")
 	for _, d := range labs {
 		fmt.Fprintf(&b, "| `./termlab %s` | %s |\n", d.Title(), d.Summary)
 	}
-	b.WriteString("\n`./termlab -l` lists every target.\n")
+	b.WriteString("\n`./termlab --help` lists every command.\n")
 	b.WriteString("Your runs go to `results/<lab>/<run-id>/` (see results/README.md and results/index.md); each lab is explained in `labs/<lab>/README.md`.\n\n")
 	b.WriteString(trainerNotes(root, labs))
 	b.WriteString("## Versions\n\n| | |\n|---|---|\n")

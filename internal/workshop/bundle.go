@@ -21,7 +21,6 @@ import (
 	"github.com/termlab/termlab/internal/dockerhost"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/ownbuild"
-	"github.com/termlab/termlab/internal/targetsbin"
 
 	kindversion "sigs.k8s.io/kind/pkg/cmd/kind/version"
 
@@ -71,8 +70,8 @@ var bundledTrees = []string{"manifests", "results/reference"}
 var bundledFiles = []string{"README.md", "results/README.md"}
 
 // Bundle makes the workshop archive: it resolves the images as cluster:up
-// does, saves them, compiles the targets into one binary (`go tool mage
-// -compile`), copies the pinned inputs, the labs' READMEs, the reference
+// does, saves them, builds cmd/termlab (the binary the README shows, with
+// the workshop commands) statically, copies the pinned inputs, the labs' READMEs, the reference
 // results and kwok's kustomize sources, renders kwok's install for reading,
 // hashes everything into manifest.json and writes one .tar.gz (and a .sha256
 // beside it). A staging folder next to Out is removed at the end.
@@ -162,10 +161,11 @@ func Bundle(ctx context.Context, opts BundleOptions) (*BundleResult, error) {
 	}
 	phase("docker save", t)
 
-	// 3. The standalone binary.
+	// 3. The standalone binary: cmd/termlab, the same termlab the README
+	// shows, so a participant types the commands and flags it documents.
 	t = time.Now()
-	done := log.Step("compiling the targets into one binary (go tool mage -d magefiles/targets -compile, CGO_ENABLED=0)")
-	err = compileTargets(ctx, opts.Root, filepath.Join(staging, BinaryFile), platform, log)
+	done := log.Step("building cmd/termlab (go build, CGO_ENABLED=0)")
+	err = buildTermlab(ctx, opts.Root, filepath.Join(staging, BinaryFile), platform)
 	done(err)
 	if err != nil {
 		return nil, err
@@ -304,20 +304,20 @@ func buildWrapper(ctx context.Context, root, out, platform string) error {
 	return nil
 }
 
-// compileTargets builds the mage targets into one static binary for the
+// buildTermlab builds cmd/termlab into one static binary for the
 // engine's platform.
-func compileTargets(ctx context.Context, root, out, platform string, log *progress.Logger) error {
+func buildTermlab(ctx context.Context, root, out, platform string) error {
 	goos, goarch, _ := strings.Cut(platform, "/")
-	if err := targetsbin.Compile(ctx, root, out, targetsbin.Platform{GOOS: goos, GOARCH: goarch, Static: true}, log); err != nil {
-		return err
+	if err := ownbuild.Build(ctx, root, "./cmd/termlab", out, ownbuild.Target{GOOS: goos, GOARCH: goarch}); err != nil {
+		return fmt.Errorf("building termlab for the bundle: %w", err)
 	}
 	// The binary must run outside the repository (it finds its folder itself).
 	if runtime.GOOS+"/"+runtime.GOARCH == platform {
-		check := exec.CommandContext(ctx, out, "-l")
+		check := exec.CommandContext(ctx, out, "--help")
 		check.Dir = os.TempDir()
 		check.Env = withoutEnv(os.Environ(), "TERMLAB_ROOT")
 		if b, err := check.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("workshop:load")) {
-			return fmt.Errorf("the compiled binary does not list its targets outside the repository: %v\n%s", err, b)
+			return fmt.Errorf("the bundle's termlab does not list workshop:load outside the repository: %v\n%s", err, b)
 		}
 	}
 	return nil

@@ -116,7 +116,7 @@ func TestWorkshopTrainerNotes(t *testing.T) {
 		if !strings.ContainsAny(answer, "0123456789") {
 			t.Errorf("%s: the reference answer has no numbers: %s", d.Title(), answer)
 		}
-		for _, want := range []string{"### " + d.Title(), d.Question, "- **Predict:** ", answer, "`./termlab " + d.Title() + " -by=you`"} {
+		for _, want := range []string{"### " + d.Title(), d.Question, "- **Predict:** ", answer, "`./termlab " + d.Title() + " --by=you`"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("trainer notes for %s lack %q", d.Title(), want)
 			}

@@ -3,7 +3,7 @@
 // A trainer makes one archive with Bundle: the node, kwok and workload
 // images (docker save), the pinned inputs (manifests/), kwok's kustomize
 // sources (so no Go module cache is needed), the labs' READMEs, the
-// reference results, a standalone binary of the mage targets and
+// reference results, a static build of cmd/termlab (the termlab binary) and
 // manifest.json with versions and the sha256 of every file. A participant
 // runs Load on it: every digest is verified before anything changes, then the
 // images are loaded into Docker and the rest is unpacked into a folder that
@@ -28,7 +28,7 @@ const (
 	TopDir = "termlab-workshop"
 	// ManifestFile is the archive's first entry, TopDir/manifest.json.
 	ManifestFile = "manifest.json"
-	// BinaryFile is the standalone binary of the targets (`mage -compile`).
+	// BinaryFile is cmd/termlab, built statically for the bundle's platform.
 	BinaryFile = "termlab"
 	// ImagesDir holds the `docker save` archives in the bundle; they are
 	// streamed into `docker load` and never written to the unpacked folder.

@@ -118,7 +118,7 @@ func TestOfflineBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("lab:force")
-	out = run("results:compare", "-run=force")
+	out = run("results:compare", "--run=force")
 	if !strings.Contains(out, "matches the reference") {
 		t.Errorf("results:compare from the bundle:\n%s", out)
 	}
@@ -126,18 +126,17 @@ func TestOfflineBundle(t *testing.T) {
 		t.Errorf("no report in the bundle folder: %v", err)
 	}
 
-	// diagnose from the bundle's binary: through kind, then through the
-	// kubeconfig alone with node pods (which it must remove).
-	// kube-proxy's pod on a worker: -nodeaccess alone opens no node pod on
+	// diagnose from the bundle's binary (cmd/termlab, kubectl's flags):
+	// through the cluster's kubeconfig with node pods (which it must remove).
+	// kube-proxy's pod on a worker: --node-access alone opens no node pod on
 	// the control plane (CoreDNS's node on kind), whose disk holds the CA.
 	proxies, err := env.Client.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-proxy", FieldSelector: "spec.nodeName=" + env.Workers[0].String()})
 	if err != nil || len(proxies.Items) == 0 {
 		t.Fatalf("no kube-proxy pod on %s to diagnose: %v", env.Workers[0], err)
 	}
-	target := "kube-system/" + proxies.Items[0].Name
+	target := "pod/" + proxies.Items[0].Name
 	for _, args := range [][]string{
-		{"diagnose", "-pod=" + target},
-		{"diagnose", "-pod=" + target, "-kubeconfig=" + env.KubeconfigPath, "-nodeaccess=true"},
+		{"diagnose", target, "-n", "kube-system", "--kubeconfig=" + env.KubeconfigPath, "--node-access"},
 	} {
 		out = run(args...)
 		if !strings.Contains(out, "is not being deleted") || !strings.Contains(out, "runs on the node") {

@@ -46,7 +46,7 @@ func ReferenceAnswer(root, name string) (answer, runID string) {
 func trainerNotes(root string, labs []lab.Definition) string {
 	var b strings.Builder
 	b.WriteString("## Trainer notes\n\n")
-	b.WriteString("Before each lab, ask the room its question and have everyone write down a prediction; then let a participant run it with `-by=you` (termlab prints each command, they type it in a second terminal, a wrong one is named and can be retried), or run it yourself. The answer below is the committed reference run's; the participant's run prints its own.\n\n")
+	b.WriteString("Before each lab, ask the room its question and have everyone write down a prediction; then let a participant run it with `--by=you` (termlab prints each command, they type it in a second terminal, a wrong one is named and can be retried), or run it yourself. The answer below is the committed reference run's; the participant's run prints its own.\n\n")
 	for _, d := range labs {
 		fmt.Fprintf(&b, "### %s\n\n", d.Title())
 		fmt.Fprintf(&b, "- **Ask:** %s\n", d.Question)
@@ -55,7 +55,7 @@ func trainerNotes(root string, labs []lab.Definition) string {
 			predict = "what happens, and how long each part takes?"
 		}
 		fmt.Fprintf(&b, "- **Predict:** %s\n", predict)
-		fmt.Fprintf(&b, "- **Run:** `./termlab %s -by=you` (or `bash scripts/%s.sh` to read along)\n", d.Title(), d.Name)
+		fmt.Fprintf(&b, "- **Run:** `./termlab %s --by=you` (or `bash scripts/%s.sh` to read along)\n", d.Title(), d.Name)
 		if answer, id := ReferenceAnswer(root, d.Name); answer != "" {
 			fmt.Fprintf(&b, "- **Answer** (reference run `%s`): %s\n\n", id, answer)
 		} else {

@@ -31,6 +31,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/recorder"
@@ -133,7 +134,7 @@ func steps(ctx context.Context, r *lab.Run) error {
 		return err
 	}
 	if len(r.Env.FakeNodes) == 0 {
-		return errors.New("lab:kwok needs kwok fake nodes, the cluster has none (go tool mage cluster:up makes them)")
+		return errors.New("lab:kwok needs kwok fake nodes, the cluster has none (" + invocation.Command("cluster:up") + " makes them)")
 	}
 	var pods []pod
 	for _, sc := range Scenarios {
@@ -387,7 +388,7 @@ func checkKwok(ctx context.Context, r *lab.Run) error {
 		return fmt.Errorf("kwok is not healthy: %s", strings.TrimSpace(st.String()))
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("kwok stage sets %v are not installed (go tool mage cluster:up installs them)", missing)
+		return fmt.Errorf("kwok stage sets %v are not installed (%s installs them)", missing, invocation.Command("cluster:up"))
 	}
 	r.Infof("kwok %s: %d fake nodes Ready, stage sets %v", st.Version, st.ReadyFakeNodes(), st.PodStageSets())
 	return nil

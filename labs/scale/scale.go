@@ -37,6 +37,7 @@ import (
 
 	"github.com/termlab/termlab/internal/cluster"
 	"github.com/termlab/termlab/internal/evidence"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/kwok"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/report"
@@ -480,7 +481,7 @@ func createNodes(ctx context.Context, r *lab.Run, sz Size) error {
 		return ready == sz.FakeNodes, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%d of %d fake nodes Ready (is kwok running? go tool mage cluster:status): %w", ready, sz.FakeNodes, err)
+		return fmt.Errorf("%d of %d fake nodes Ready (is kwok running? %s): %w", ready, sz.FakeNodes, invocation.Command("cluster:status"), err)
 	}
 	r.Infof("%d fake nodes Ready (%s … %s)", sz.FakeNodes, NodeName(r.ID, 0), NodeName(r.ID, sz.FakeNodes-1))
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/magefile/mage/mg"
 
 	"github.com/termlab/termlab/internal/doctor"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/measure"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -23,6 +24,9 @@ import (
 // brings up. (mage cannot make a target with flags the default, so it is
 // lab:all's flagless twin.)
 var Default = Labs
+
+// Hints name commands as `go tool mage …` (internal/invocation's default, said here once).
+func init() { invocation.Set(invocation.Invocation{Kind: invocation.Mage}) }
 
 // Labs runs every lab on termlab's cluster, bringing it up if needed: what `go tool mage` alone runs; lab:all takes flags.
 func Labs(ctx context.Context) error { return targets.LabAll(ctx, targets.LabFlags{}) }
