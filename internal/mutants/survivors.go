@@ -26,7 +26,6 @@ var Unreviewed = map[string]string{
 	"graceful":    newOperators,
 	"kwok":        newOperators,
 	"sidecar":     newOperators,
-	"mount":       newOperators,
 	"scale":       newOperators,
 	"namespace":   newOperators,
 }

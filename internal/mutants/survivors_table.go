@@ -68,6 +68,10 @@ const (
 	mountJournalOther  = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
 	mountOtherNode     = "reviewed: every node time lab:mount's claims read (the kubelet's journal, crictl's looks, the mount looks) was recorded on termlab-worker in this run, so no interval is taken on termlab-worker2's clock"
 	mountBeforeRelease = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
+	mountHoldLater     = "reviewed: the hold is termlab's own request, and its confirming look is taken after the request returns (0.66 s after it here); moved later than that look, the look counts as before the hold, where nothing is claimed of a holder, and the look just before the release still shows the process holding the mount. The claims' evidence that the mount was busy is the kubelet's own failed unmounts (target is busy), not the time of termlab's request"
+	mountReleaseMoved  = "reviewed: the pod went 11.1 s after the release in this record, at the kubelet's back-off retry: moved 2 s either way (or halfway to the next action), the release keeps every order the claims read (busy failures before it, the kubelet's successful unmount and the DELETED after it), and the DELETED's bound is counted from the retry time the kubelet logged, not from the release"
+	mountDeleteEarlier = "reviewed: 2 s earlier, the delete is still after the hold and before the SIGTERM, and the exit lands 3.0 s after it, inside the 5 s container_exited allows (the kubelet's sync after a delete, 3.5 s, plus the 1 s term delay and the exit's 0.5 s): another run may show that"
+	mountSigtermSooner = "reviewed: the SIGTERM's distance from the delete is the kubelet's sync (0.61 s here), which container_exited bounds through the exit (within 5 s of the delete); halved, the SIGTERM is still after the delete and the exit 1.31 s after it, inside the 1 s term delay plus 0.5 s the claim allows"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -105,6 +109,12 @@ var Survivors = map[string][]Reason{
 		{"action 0 (create mounted) *", createUnread},
 		{"clock node/termlab-worker dropped", hostClock},
 		{"clock node/termlab-worker2 *", mountOtherNode},
+		{"action 1 (hold-mount termlab-worker) 2s later", mountHoldLater},
+		{"action 1 (hold-mount termlab-worker) later: its distance to what follows ×0.5", mountHoldLater},
+		{"action 2 (delete mounted) 2s earlier", mountDeleteEarlier},
+		{"action 3 (release-mount termlab-worker) 2s *", mountReleaseMoved},
+		{"action 3 (release-mount termlab-worker) later: its distance to what follows ×0.5", mountReleaseMoved},
+		{"shrink ×0.5 mount.container_exited sigterm_after_seconds (*)", mountSigtermSooner},
 	},
 	"finalizer": {
 		{"watch gap in the events watch *", gapKubeEvents},
