@@ -25,7 +25,6 @@ var Unreviewed = map[string]string{
 	"statefulset": newOperators,
 	"graceful":    newOperators,
 	"kwok":        newOperators,
-	"sidecar":     newOperators,
 	"scale":       newOperators,
 	"namespace":   newOperators,
 }
@@ -47,7 +46,7 @@ var Floors = map[string]float64{
 	"statefulset": 0.26,
 	"kwok":        0.55,
 	"scale":       0.57,
-	"sidecar":     0.28,
+	"sidecar":     0.30,
 	"graceful":    0.28,
 	"mount":       0.40,
 	"namespace":   0.33,

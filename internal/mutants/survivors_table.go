@@ -42,12 +42,19 @@ const (
 	taintLater          = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
 	unknownRepeated     = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
 	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
-	sidecarPodEvents   = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
-	sidecarKubeEvents  = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
-	sidecarEndedInside = "reviewed: overrun_sidecars_ended_right_after bounds a sidecar's exit through its SIGTERM (within ±1.5 s of the main container's kill, a vouched timing) and its exit within 2.5 s of that SIGTERM (shortGrace): ×2 of about 1 s stays under 2.5 s; ended_after_main_killed is reported, not bounded by itself"
-	sidecarExitTooSoon = "missing claim: overrun_sidecars_ended_right_after says each sidecar's 1 s term delay fits in the short grace, but requires only that the exit comes within 2.5 s of the SIGTERM, not after the term delay: the exit moved to half as long after the SIGTERM (0.5 s) passes"
-	sidecarTogether    = "reviewed: overrun_sidecars_ended_right_after requires the two SIGTERMs within 0.5 s of each other: 0.006 s ×2 or ×0.5 stays inside"
-	sidecarOtherLook   = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
+	sidecarPodEvents      = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
+	sidecarKubeEvents     = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
+	sidecarEndedInside    = "reviewed: overrun_sidecars_ended_right_after bounds a sidecar's exit through its SIGTERM (within ±1.5 s of the main container's kill, a vouched timing) and its exit within 2.5 s of that SIGTERM (shortGrace): ×2 of about 1 s stays under 2.5 s; ended_after_main_killed is reported, not bounded by itself"
+	sidecarExitTooSoon    = "missing claim: overrun_sidecars_ended_right_after says each sidecar's 1 s term delay fits in the short grace, but requires only that the exit comes within 2.5 s of the SIGTERM, not after the term delay: the exit moved to half as long after the SIGTERM (0.5 s) passes"
+	sidecarTogether       = "reviewed: overrun_sidecars_ended_right_after requires the two SIGTERMs within 0.5 s of each other: 0.006 s ×2 or ×0.5 stays inside"
+	sidecarStartsOrder    = "reviewed: reverse_start_order claims the order of the starts (sidecar-a, then sidecar-b, then app), which a distance doubled or halved keeps; how long each start takes after the one before (the kubelet waits for a sidecar's startup, here 0.6 s) is not claimed"
+	sidecarKillingEvents  = "reviewed: the Killing events came 0.03–0.06 s after the delete and 0.03 s apart; doubled or halved they stay inside the 3.5 s prestop_with_main allows for the kubelet's sync after a delete and the 1 s spread (the watch's allowance) it states"
+	sidecarMainSigterm    = "reviewed: app's SIGTERM came 2.03 s after its Killing event (its 2 s preStop); doubled (4.1 s) or halved (1.0 s) it stays inside what prestop_with_main allows, the preStop less the 1 s a watch may take to show the event, to the preStop plus the kubelet's 3.5 s sync, and (doubled from the delete) before app's exit, which is all sidecars_after_main orders against it"
+	sidecarAExitLater     = "reviewed: doubled, sidecar-a's exit is 15.5 s after the delete and 8.8 s after its SIGTERM: still exit code 0 inside the 30 s grace, which is what the claim says of it (not killed); how long a sidecar takes after its SIGTERM is its own term delay, not the kubelet's order"
+	sidecarASigterm       = "reviewed: sidecar-a's SIGTERM is bounded against the exit it waits for, sidecar-b's (reverse_start_order: within 2.5 s, 1.94 s once stretched), not against app's; its distance from app's exit is context"
+	sidecarOverrunSigterm = "reviewed: overrun_main_killed_at_grace_end bounds the overrun app's SIGTERM below only (after its 2 s preStop): doubled, 4.1 s after the delete, it is still after the preStop and before the kill at 6.1 s, which the claim bounds both ways"
+	sidecarDeleteMoved    = "reviewed: 2 s earlier, every timing from the pod's delete grows by 2 s and stays inside its bound (the Killing events 2.0 s after it of the 3.5 s allowed, the overrun app's SIGTERM 4.1 s ≥ 2 s and its kill 8.1 s ≤ 11 s); moved toward the next action, the ordered pod's delete moves 33 ms or less (the overrun pod's delete follows 33 ms later), the Killing events still after it"
+	sidecarOtherLook      = "reviewed: another crictl look of the same container shows it exited (the last exited look decides), or, with none, its own exit line and the kubelet's terminated status give the same exit, within the claims' margins"
 	// lab:graceful.
 	gracefulPodEvents    = "reviewed: lab:graceful takes from the pods' watch events only what every later event of a pod repeats (its node, container ID and deletionTimestamp); its times start at termlab's delete request and end in the client's log, the EndpointSlice watch, the node's rules, crictl and containerd, never at a pod's phase, container state or DELETED"
 	gracefulPodsGap      = "reviewed: no claim of lab:graceful rests on an absence in the pods watch: its absences (no failed request, no forwarding after the drop) are read from the client's log and the node's rules"
@@ -367,7 +374,11 @@ var Survivors = map[string][]Reason{
 		{"drop kube event * (Created *)", sidecarKubeEvents},
 		{"drop kube event * (Started *)", sidecarKubeEvents},
 		{"drop kube event * (Killing Pod/sidecars-overrun)", sidecarKubeEvents},
-		{"flip state crictl look * step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"flip state crictl look 1 (* step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"flip state crictl look 2 (* step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"flip state crictl look 3 (* step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"flip state crictl look 4 (* step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
+		{"flip state crictl look 5 (* step \"create pods *\") CONTAINER_RUNNING→CONTAINER_EXITED", creationLook},
 		{"flip state crictl look 6 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 8 (sidecars, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
 		{"flip state crictl look 9 (sidecars-overrun, step \"wait for every container to stop\") CONTAINER_EXITED→CONTAINER_RUNNING", sidecarOtherLook},
@@ -376,6 +387,16 @@ var Survivors = map[string][]Reason{
 		{"stretch ×2 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarEndedInside},
 		{"shrink ×0.5 sidecar.overrun_sidecars_ended_right_after sidecar_*_ended_after_*_seconds (*)", sidecarExitTooSoon},
 		{"* sidecar.overrun_sidecars_ended_right_after sidecars_sigterm_apart_seconds (*)", sidecarTogether},
+		{"* sidecar.reverse_start_order main_started_after_sidecar_b_seconds (*)", sidecarStartsOrder},
+		{"shrink ×0.5 sidecar.reverse_start_order sidecar_b_started_after_sidecar_a_seconds (*)", sidecarStartsOrder},
+		{"* sidecar.prestop_with_main *_stopping_after_delete_seconds (*)", sidecarKillingEvents},
+		{"* sidecar.prestop_with_main main_sigterm_after_stopping_seconds (*)", sidecarMainSigterm},
+		{"stretch ×2 sidecar.sidecars_after_main main_sigterm_after_delete_seconds (*)", sidecarMainSigterm},
+		{"stretch ×2 sidecar.sidecars_after_main sidecar_a_exit_after_delete_seconds (*)", sidecarAExitLater},
+		{"stretch ×2 sidecar.overrun_main_killed_at_grace_end main_sigterm_after_delete_seconds (*)", sidecarOverrunSigterm},
+		{"action 2 (delete sidecars) 2s earlier", sidecarDeleteMoved},
+		{"action 2 (delete sidecars) * its distance to what follows *", sidecarDeleteMoved},
+		{"action 3 (delete sidecars-overrun) 2s earlier", sidecarDeleteMoved},
 	},
 	"scale": {
 		{"watch gap in the events watch *", gapKubeEvents},

@@ -262,7 +262,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 func sidecarsAfterMain(rec *evidence.Record, p podRun) claims.Claim {
 	sec := claims.InSeconds
 	v := newVerdict("sidecar.sidecars_after_main",
-		fmt.Sprintf("In pod %s (grace %s, far more than its shutdown needs) no sidecar gets SIGTERM before the main container %s has exited: each sidecar's SIGTERM line comes after %s's exit as crictl records it — for %s, the sidecar started last, within %s of it (the kubelet stops the next container as soon as the runtime reports the exit). The main container got SIGTERM itself (after its own preStop), and every container exited 0: none was killed. Runs compare within ±%[6]s.",
+		fmt.Sprintf("In pod %s (grace %s, far more than its shutdown needs) no sidecar gets SIGTERM before the main container %s has exited: each sidecar's SIGTERM line comes after %s's exit as crictl records it, and the sidecar exits only after that SIGTERM — for %s, the sidecar started last, within %s of it (the kubelet stops the next container as soon as the runtime reports the exit). The main container got SIGTERM itself (after its own preStop), and every container exited 0: none was killed. Runs compare within ±%[6]s.",
 			p.Pod, sec(orderedGracePeriod), mainName, mainName, sidecarB, sec(handoffWithin)))
 	if !v.usePod(p, containersOf...) {
 		return v.done(rec)
@@ -283,6 +283,11 @@ func sidecarsAfterMain(rec *evidence.Record, p podRun) claims.Claim {
 			}
 			d := v.gap(key(name)+"_sigterm_after_main_exit_seconds", *main.Finished, *s.Sigterm)
 			v.Require(d >= 0, "%s got SIGTERM %s before %s exited", name, (-d).Round(time.Millisecond), mainName)
+			// A sidecar that exited before its SIGTERM stopped on its own,
+			// not in its turn: its SIGTERM's order would say nothing.
+			if s.Finished != nil {
+				v.Require(!s.Finished.Before(*s.Sigterm), "%s exited at %s, before its own SIGTERM at %s: it stopped on its own, not in its turn", name, s.Finished.Format(time.RFC3339Nano), s.Sigterm.Format(time.RFC3339Nano))
+			}
 		}
 		if s := p.Containers[sidecarB]; s.Sigterm != nil {
 			d := s.Sigterm.Sub(*main.Finished)

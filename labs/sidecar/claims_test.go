@@ -104,6 +104,9 @@ func TestContradictingRecordsFail(t *testing.T) {
 		{"the main container got SIGTERM at once, its preStop skipped", func(rec *evidence.Record) {
 			sigtermAt(rec, podOrdered, mainName, of(rec, podOrdered, mainName).Stopping.Add(50*time.Millisecond))
 		}, []string{"sidecar.prestop_with_main"}},
+		{"sidecar-a exited on its own before the main container, its SIGTERM still in turn", func(rec *evidence.Record) {
+			exitAt(rec, podOrdered, sidecarA, of(rec, podOrdered, mainName).Finished.Add(-time.Second), 0)
+		}, []string{"sidecar.sidecars_after_main"}},
 		{"a sidecar was killed (137)", func(rec *evidence.Record) {
 			b := of(rec, podOrdered, sidecarB)
 			exitAt(rec, podOrdered, sidecarB, *b.Finished, 137)
