@@ -186,7 +186,13 @@ func DeletionHeld(rec *evidence.Record, h Held) Claim {
 		k.contradicts(got != nil && *got == *h.GracePeriod, "deletionGracePeriodSeconds is %s, want %d", int64String(got), *h.GracePeriod)
 	}
 	k.contradicts(latest.state.HasFinalizer(h.Finalizer), "finalizer %s is gone (finalizers %v)", h.Finalizer, latest.state.Finalizers)
-	return k.done()
+	c := k.done()
+	if h.UpdateSeenWithin > 0 {
+		// The claim states the bound: another run may see the update
+		// anywhere within it.
+		c = c.WithTolerance("update_seen_after_seconds", h.UpdateSeenWithin)
+	}
+	return c
 }
 
 // updateSeen decides that the watch showed what the delete asks for (a

@@ -69,16 +69,21 @@ const (
 	gracefulHookStart    = "reviewed: sigterm_after_prestop bounds exec-sleep's preStop start after the delete to -0.1 s … 3.5 s (the kubelet's sync): 2.533 s ×0.5 stays inside (its ×2 is killed)"
 	gracefulProxyLater   = "reviewed: the variant's drop is seen one read later (a read took 0.1–1.6 s in this run, 0.1 s apart): its propagation grows by that and stays inside client_node_stops_forwarding's 10 s bound (2.142 s at most here) and short of the 10 s preStop sleep prestop_sleep_loses_nothing compares it with; the claims bound the propagation, not which read first shows the drop"
 	// lab:mount.
-	mountPodEvents     = "reviewed: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
-	mountTerminal      = "reviewed: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped, the other still shows it (its container state flipped is mount.container_exited's to catch)"
-	mountOneFailure    = "reviewed: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
-	mountJournalOther  = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
-	mountOtherNode     = "reviewed: every node time lab:mount's claims read (the kubelet's journal, crictl's looks, the mount looks) was recorded on termlab-worker in this run, so no interval is taken on termlab-worker2's clock"
-	mountBeforeRelease = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
-	mountHoldLater     = "reviewed: the hold is termlab's own request, and its confirming look is taken after the request returns (0.66 s after it here); moved later than that look, the look counts as before the hold, where nothing is claimed of a holder, and the look just before the release still shows the process holding the mount. The claims' evidence that the mount was busy is the kubelet's own failed unmounts (target is busy), not the time of termlab's request"
-	mountReleaseMoved  = "reviewed: the pod went 11.1 s after the release in this record, at the kubelet's back-off retry: moved 2 s either way (or halfway to the next action), the release keeps every order the claims read (busy failures before it, the kubelet's successful unmount and the DELETED after it), and the DELETED's bound is counted from the retry time the kubelet logged, not from the release"
-	mountDeleteEarlier = "reviewed: 2 s earlier, the delete is still after the hold and before the SIGTERM, and the exit lands 3.0 s after it, inside the 5 s container_exited allows (the kubelet's sync after a delete, 3.5 s, plus the 1 s term delay and the exit's 0.5 s): another run may show that"
-	mountSigtermSooner = "reviewed: the SIGTERM's distance from the delete is the kubelet's sync (0.61 s here), which container_exited bounds through the exit (within 5 s of the delete); halved, the SIGTERM is still after the delete and the exit 1.31 s after it, inside the 1 s term delay plus 0.5 s the claim allows"
+	mountPodEvents        = "reviewed: lab:mount reads no state from this event (pending, running, or marked for deletion with its container still running): only the pod's UID and container ID, which the other events repeat; the exit is crictl's, the hold the kubelet's journal and the node's mount table"
+	mountTerminal         = "reviewed: the kubelet reports the pod terminal (phase Succeeded, its container terminated with exit 0) in two events before the DELETED (rv 1038 and 1109): with one dropped, the other still shows it (its container state flipped is mount.container_exited's to catch)"
+	mountOneFailure       = "reviewed: one failed unmount fewer of six: at least three remain, and the last one before the release, whose retry time bounds the DELETED, is kept"
+	mountJournalOther     = "reviewed: a kubelet line the claims do not read (the unmount's start, the kubelet's HTTP log, the orphaned pod's cleanup, the failure's 'Unmounting arguments' line)"
+	mountOtherNode        = "reviewed: every node time lab:mount's claims read (the kubelet's journal, crictl's looks, the mount looks) was recorded on termlab-worker in this run, so no interval is taken on termlab-worker2's clock"
+	finalizerCreateRead   = "reviewed: lab:finalizer's claims read a create only as where the pod can first have existed (claims.existedFrom, where a check for watch gaps before the delete begins): dropped, the record's start takes its place, and moved earlier it still precedes every event of the pod; with no gap in this record, nothing a claim decides changes"
+	finalizerCreateLater  = "missing claim: no claim checks that a pod's first watch event follows termlab's create request (a pod already there before the create would not be the lab's): the create moved 2 s later, or halfway to the delete, lands after the pod's ADDED and passes"
+	finalizerUpdateEarly  = "missing claim: object_stays accepts the request's update already in the last watch event before the request (update_seen_before_request), so a delete or force sent after the watch had shown its deletionTimestamp and grace period passes; an update seen before the request was sent is someone else's and should fail, as Deleted.MarkedAfterRequest does for the DELETED"
+	finalizerDeleteEarly  = "reviewed: the kwok pod's delete moved earlier by its distance to the force (0.84 s) puts its update 0.85 s after it, still inside the 1 s object_stays states for the watch to show a request's update"
+	finalizerReleaseEarly = "reviewed: the cleanup came 15 ms after the kwok pod's release, so the release moves 15 ms earlier: still after the force's hold (a precondition of termlab's own schedule) and the DELETED 26 ms after it, inside the bound"
+	mountBeforeRelease    = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
+	mountHoldLater        = "reviewed: the hold is termlab's own request, and its confirming look is taken after the request returns (0.66 s after it here); moved later than that look, the look counts as before the hold, where nothing is claimed of a holder, and the look just before the release still shows the process holding the mount. The claims' evidence that the mount was busy is the kubelet's own failed unmounts (target is busy), not the time of termlab's request"
+	mountReleaseMoved     = "reviewed: the pod went 11.1 s after the release in this record, at the kubelet's back-off retry: moved 2 s either way (or halfway to the next action), the release keeps every order the claims read (busy failures before it, the kubelet's successful unmount and the DELETED after it), and the DELETED's bound is counted from the retry time the kubelet logged, not from the release"
+	mountDeleteEarlier    = "reviewed: 2 s earlier, the delete is still after the hold and before the SIGTERM, and the exit lands 3.0 s after it, inside the 5 s container_exited allows (the kubelet's sync after a delete, 3.5 s, plus the 1 s term delay and the exit's 0.5 s): another run may show that"
+	mountSigtermSooner    = "reviewed: the SIGTERM's distance from the delete is the kubelet's sync (0.61 s here), which container_exited bounds through the exit (within 5 s of the delete); halved, the SIGTERM is still after the delete and the exit 1.31 s after it, inside the 1 s term delay plus 0.5 s the claim allows"
 )
 
 // Survivors are, per lab, the reasons for the mutants no claim kills, as
@@ -144,6 +149,17 @@ var Survivors = map[string][]Reason{
 		{"flip state pod event 16 (MODIFIED held-kwok) container heartbeat terminated→running", nextShows},
 		{"watch gap in the pods watch over step 0 (kubelet: create pod held on termlab-worker and wait until it is Ready)", gapCreate},
 		{"watch gap in the pods watch over step 4 (kwok: create pod held-kwok on a kwok fake node and wait until it is Ready)", gapCreate},
+		{"action 0 (create held) dropped", finalizerCreateRead},
+		{"action 0 (create held) *earlier*", finalizerCreateRead},
+		{"action 0 (create held) *later*", finalizerCreateLater},
+		{"action 4 (create held-kwok) dropped", finalizerCreateRead},
+		{"action 4 (create held-kwok) *earlier*", finalizerCreateRead},
+		{"action 4 (create held-kwok) *later*", finalizerCreateLater},
+		{"action 2 (force-delete held) *later*", finalizerUpdateEarly},
+		{"action 5 (delete held-kwok) *later*", finalizerUpdateEarly},
+		{"action 6 (force-delete held-kwok) *later*", finalizerUpdateEarly},
+		{"action 5 (delete held-kwok) earlier: its distance to what follows ×2", finalizerDeleteEarly},
+		{"action 7 (remove-finalizers held-kwok) earlier: its distance to what follows ×2", finalizerReleaseEarly},
 	},
 	"force": {
 		{"watch gap in the events watch *", gapKubeEvents},
