@@ -300,7 +300,7 @@ func Up(ctx context.Context, log *progress.Logger, o Options) (*Env, error) {
 				why = "recreate requested"
 			}
 			done := log.Step(fmt.Sprintf("deleting cluster %q (%s)", o.Name, why))
-			err := p.Delete(o.Name, o.KubeconfigPath)
+			err := Delete(ctx, log, p, o.Name, o.KubeconfigPath)
 			done(err)
 			if err != nil {
 				return nil, fmt.Errorf("deleting broken cluster %q: %w", o.Name, err)
@@ -549,7 +549,7 @@ func Down(ctx context.Context, log *progress.Logger, o Options) error {
 		return nil
 	}
 	done := log.Step(fmt.Sprintf("deleting cluster %q", o.Name))
-	err = p.Delete(o.Name, o.KubeconfigPath)
+	err = Delete(ctx, log, p, o.Name, o.KubeconfigPath)
 	done(err)
 	_ = os.Remove(o.KubeconfigPath)
 	return err

@@ -250,7 +250,7 @@ func bareCreate(ctx context.Context, log *progress.Logger, co cluster.Options, i
 	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	kubeconfig := filepath.Join(os.TempDir(), "termlab-bare.kubeconfig")
 	defer os.Remove(kubeconfig)
-	_ = p.Delete(name, kubeconfig) // a leftover of an interrupted measure
+	_ = cluster.Delete(ctx, log, p, name, kubeconfig) // a leftover of an interrupted measure
 	done := log.Step("bare kind create of the same config (" + name + ")")
 	begin := time.Now()
 	err = p.Create(name, kindcluster.CreateWithV1Alpha4Config(cfg), kindcluster.CreateWithNodeImage(image),
@@ -270,7 +270,7 @@ func bareCreate(ctx context.Context, log *progress.Logger, co cluster.Options, i
 		}
 		allReady = time.Since(begin)
 	}
-	if delErr := p.Delete(name, kubeconfig); delErr != nil && err == nil {
+	if delErr := cluster.Delete(ctx, log, p, name, kubeconfig); delErr != nil && err == nil {
 		err = delErr
 	}
 	return create, allReady, err

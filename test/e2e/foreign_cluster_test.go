@@ -43,6 +43,7 @@ import (
 	"github.com/termlab/termlab/internal/nodeimage"
 	"github.com/termlab/termlab/internal/nodepod"
 	"github.com/termlab/termlab/internal/ownbuild"
+	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
 	"github.com/termlab/termlab/internal/report"
 )
@@ -390,12 +391,15 @@ func newForeignCluster(t *testing.T, root string) *foreignCluster {
 	}
 	p := kindcluster.NewProvider(kindcluster.ProviderWithDocker())
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := p.Delete(foreignName, kubeconfig); err != nil {
+	if err := cluster.Delete(context.Background(), progress.Default(), p, foreignName, kubeconfig); err != nil {
 		t.Logf("deleting a leftover cluster %s: %v", foreignName, err)
 	}
 	t.Cleanup(func() {
 		begin := time.Now()
-		if err := p.Delete(foreignName, kubeconfig); err != nil {
+		// cluster.Delete, as cluster:down: a node whose kubelet was
+		// starting pods when it was killed can hold a cgroup a killed runc
+		// left frozen (internal/frozen), and would stay behind.
+		if err := cluster.Delete(context.Background(), progress.Default(), p, foreignName, kubeconfig); err != nil {
 			t.Errorf("deleting cluster %s: %v", foreignName, err)
 		}
 		t.Logf("cluster %s deleted in %s", foreignName, time.Since(begin).Round(100*time.Millisecond))
