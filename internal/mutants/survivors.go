@@ -22,7 +22,6 @@ var Unreviewed = map[string]string{
 	// being reviewed.
 	"stuck":       newOperators,
 	"statefulset": newOperators,
-	"graceful":    newOperators,
 	"kwok":        newOperators,
 	"scale":       newOperators,
 	"namespace":   newOperators,
