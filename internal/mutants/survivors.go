@@ -23,7 +23,6 @@ var Unreviewed = map[string]string{
 	"stuck":       newOperators,
 	"statefulset": newOperators,
 	"kwok":        newOperators,
-	"scale":       newOperators,
 	"namespace":   newOperators,
 }
 
