@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -142,9 +143,15 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 // restart; "" while it never has.
 func exitedOnce(cs corev1.ContainerStatus) string {
 	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-		if t != nil {
-			return fmt.Sprintf("%s, code %d", t.Reason, t.ExitCode)
+		if t == nil {
+			continue
 		}
+		// A StartError's message is the runtime's own reason (runc's), the
+		// one thing that says why the container never ran.
+		if msg := strings.TrimSpace(t.Message); msg != "" {
+			return fmt.Sprintf("%s, code %d: %s", t.Reason, t.ExitCode, msg)
+		}
+		return fmt.Sprintf("%s, code %d", t.Reason, t.ExitCode)
 	}
 	if cs.RestartCount > 0 {
 		return fmt.Sprintf("restarted %d times", cs.RestartCount)

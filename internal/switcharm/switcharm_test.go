@@ -60,6 +60,7 @@ func TestExitedOnce(t *testing.T) {
 		{"running", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, ""},
 		{"exited", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
 		{"running again after exiting", corev1.ContainerStatus{Ready: true, RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
+		{"never started", corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128, Message: "failed to create containerd task: runc create failed\n"}}}, "StartError, code 128: failed to create containerd task: runc create failed"},
 		{"restarted, its end not kept", corev1.ContainerStatus{RestartCount: 3, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, "restarted 3 times"},
 	} {
 		if got := exitedOnce(tc.cs); got != tc.want {
