@@ -119,6 +119,9 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 			if exited := exitedOnce(cs); exited != "" {
 				return false, fmt.Errorf("the switch's pod exited (%s): kubectl logs -n %s switch --previous", exited, name)
 			}
+			if failed := startFailed(cs); failed != "" {
+				last += "; the runtime failed to start it (" + failed + "), the kubelet tries again"
+			}
 			if cs.State.Running == nil || !cs.Ready {
 				runningSince = time.Time{}
 				continue
@@ -139,22 +142,41 @@ func create(ctx context.Context, c kubernetes.Interface, spec clusterswitch.Spec
 	return nil
 }
 
-// exitedOnce says how the switch's container ended, now or before a
-// restart; "" while it never has.
+// exitedOnce says how the switch's process ended, now or before a
+// restart; "" while it never has. A container the runtime failed to start
+// (StartError: its process never ran, so it refused nothing) is not an
+// end: the kubelet starts it again after its back-off (runc on cgroup v1
+// fails a start now and then, kubernetes/kubernetes#109182), and
+// startFailed says why while the wait goes on.
 func exitedOnce(cs corev1.ContainerStatus) string {
+	kept := false
 	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
 		if t == nil {
 			continue
 		}
-		// A StartError's message is the runtime's own reason (runc's), the
-		// one thing that says why the container never ran.
-		if msg := strings.TrimSpace(t.Message); msg != "" {
-			return fmt.Sprintf("%s, code %d: %s", t.Reason, t.ExitCode, msg)
+		kept = true
+		if t.Reason == startError {
+			continue
 		}
 		return fmt.Sprintf("%s, code %d", t.Reason, t.ExitCode)
 	}
-	if cs.RestartCount > 0 {
+	if cs.RestartCount > 0 && !kept {
 		return fmt.Sprintf("restarted %d times", cs.RestartCount)
+	}
+	return ""
+}
+
+// startError is the reason the kubelet gives a container whose process the
+// runtime could not start.
+const startError = "StartError"
+
+// startFailed is the runtime's own reason (runc's message) for the last
+// start that failed, "" if none did.
+func startFailed(cs corev1.ContainerStatus) string {
+	for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+		if t != nil && t.Reason == startError {
+			return fmt.Sprintf("%s, code %d: %s", t.Reason, t.ExitCode, strings.TrimSpace(t.Message))
+		}
 	}
 	return ""
 }

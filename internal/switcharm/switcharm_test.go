@@ -52,6 +52,7 @@ func TestName(t *testing.T) {
 // Ready its container looks for a moment.
 func TestExitedOnce(t *testing.T) {
 	refused := &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}
+	startErr := &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128, Message: "failed to create containerd task: runc create failed\n"}
 	for _, tc := range []struct {
 		name string
 		cs   corev1.ContainerStatus
@@ -60,11 +61,26 @@ func TestExitedOnce(t *testing.T) {
 		{"running", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, ""},
 		{"exited", corev1.ContainerStatus{Ready: true, State: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
 		{"running again after exiting", corev1.ContainerStatus{Ready: true, RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: refused}}, "Error, code 2"},
-		{"never started", corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128, Message: "failed to create containerd task: runc create failed\n"}}}, "StartError, code 128: failed to create containerd task: runc create failed"},
+		{"never started", corev1.ContainerStatus{State: corev1.ContainerState{Terminated: startErr}}, ""},
+		{"started on the kubelet's second try", corev1.ContainerStatus{Ready: true, RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: corev1.ContainerState{Terminated: startErr}}, ""},
+		{"ran and exited after a failed start", corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Terminated: refused}, LastTerminationState: corev1.ContainerState{Terminated: startErr}}, "Error, code 2"},
 		{"restarted, its end not kept", corev1.ContainerStatus{RestartCount: 3, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}, "restarted 3 times"},
 	} {
 		if got := exitedOnce(tc.cs); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// While the runtime fails to start the switch, the wait says why, in the
+// runtime's words.
+func TestStartFailed(t *testing.T) {
+	cs := corev1.ContainerStatus{RestartCount: 1, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "StartError", ExitCode: 128, Message: "unable to freeze\n"}}}
+	if got, want := startFailed(cs), "StartError, code 128: unable to freeze"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got := startFailed(corev1.ContainerStatus{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 2}}}); got != "" {
+		t.Errorf("a process that ran and exited: %q, want none", got)
 	}
 }
