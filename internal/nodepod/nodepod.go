@@ -367,7 +367,12 @@ func (a *Access) waitRunning(ctx context.Context, pod *corev1.Pod) error {
 		last = p
 		switch p.Status.Phase {
 		case corev1.PodRunning:
-			return true, nil
+			// Phase Running also covers a container the runtime failed to
+			// start (RunContainerError, the kubelet tries again): only a
+			// running container can take an exec.
+			if containerRunning(p) {
+				return true, nil
+			}
 		case corev1.PodFailed, corev1.PodSucceeded:
 			return false, fmt.Errorf("node pod %s/%s ended (%s): %s", p.Namespace, p.Name, p.Status.Phase, podProblem(p))
 		}
@@ -388,6 +393,16 @@ func (a *Access) waitRunning(ctx context.Context, pod *corev1.Pod) error {
 			pod.Namespace, pod.Name, a.opts.StartTimeout, pod.Spec.NodeName, podProblem(last), hint)
 	}
 	return err
+}
+
+// containerRunning reports whether the pod's container has a process now.
+func containerRunning(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == container && s.State.Running != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // podProblem says what a pod that is not running reports.
