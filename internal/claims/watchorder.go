@@ -18,9 +18,12 @@ const (
 	WatchOrderRepeats = "relisted_repeats"
 	// WatchOrderBroken: the objects whose events break the order.
 	WatchOrderBroken = "objects_out_of_order"
+	// WatchOrderCreated: per pod the run created, how long after its
+	// create request was sent its first event was observed.
+	WatchOrderCreated = "created_pods_first_seen"
 )
 
-const watchOrderStatement = "Every watch the run recorded — its pods (events.jsonl), the nodes (nodes.jsonl) and, where the lab watches them, its namespaces, EndpointSlices and kwok's controller pods — delivered each object's events (by UID, else by name) in an order a watch can send: ADDED (or the state the first LIST returned, LISTED) first; resourceVersions strictly increasing, compared as the decimal integers etcd gives them; DELETED last, nothing after it (of an object known by name alone, an ADDED after it is another object of that name). A watch gap begins a new session: a re-list then states each object again as LISTED, at a resourceVersion no lower than its last, equal when it did not change (a repeat). The Kubernetes Events are not checked: the record does not name an Event itself."
+const watchOrderStatement = "Every watch the run recorded — its pods (events.jsonl), the nodes (nodes.jsonl) and, where the lab watches them, its namespaces, EndpointSlices and kwok's controller pods — delivered each object's events (by UID, else by name) in an order a watch can send: ADDED (or the state the first LIST returned, LISTED) first; resourceVersions strictly increasing, compared as the decimal integers etcd gives them; DELETED last, nothing after it (of an object known by name alone, an ADDED after it is another object of that name). A watch gap begins a new session: a re-list then states each object again as LISTED, at a resourceVersion no lower than its last, equal when it did not change (a repeat). The Kubernetes Events are not checked: the record does not name an Event itself. Each pod the run created (its create request, sent by termlab in every mode) is first seen after that request was sent, by termlab's one clock: a pod seen before it would not be the run's."
 
 // WatchOrder decides that every watch stream of the record is in the
 // order a watch sends (evidence.WatchOrders). Each lab states it once, as
@@ -45,6 +48,7 @@ func WatchOrder(rec *evidence.Record, lab string) Claim {
 		}
 	}
 	k.observe(WatchOrderStreams, streams)
+	createdFirstSeen(k, rec)
 	k.observe(WatchOrderRepeats, repeats)
 	k.observe(WatchOrderBroken, broken)
 	if len(unversioned) > 0 {
@@ -88,4 +92,46 @@ func firstFew(items []string) string {
 		return strings.Join(items, "; ")
 	}
 	return fmt.Sprintf("%s … (%d in all)", strings.Join(items[:3], "; "), len(items))
+}
+
+// createdFirstSeen requires each pod the run created to be first seen
+// after its create request was sent: the send time and the event's
+// receipt are both termlab's clock, and the API server cannot store a pod
+// before the request that makes it arrives. A name created again is paired
+// in turn: the n-th create of a name with the n-th object (UID) of it.
+func createdFirstSeen(k *check, rec *evidence.Record) {
+	firsts := map[string][]evidence.PodEvent{}
+	uids := map[string]bool{}
+	_ = rec.EachPodEvent(func(e evidence.PodEvent) bool {
+		id := e.UID
+		if id == "" {
+			id = e.Name + "@" + e.ResourceVersion
+		}
+		if !uids[id] && (e.UID != "" || len(firsts[e.Name]) == 0) {
+			uids[id] = true
+			firsts[e.Name] = append(firsts[e.Name], e)
+		}
+		return true
+	})
+	var seen []string
+	creates := map[string]int{}
+	for _, a := range rec.Actions {
+		if a.Kind != evidence.ActionCreate || !a.Succeeded() {
+			continue
+		}
+		n := creates[a.Target]
+		creates[a.Target]++
+		if n >= len(firsts[a.Target]) {
+			continue // never seen: what the pod's other claims need, they require
+		}
+		e := firsts[a.Target][n]
+		after := e.ObservedAt.Sub(a.StartedAt)
+		seen = append(seen, fmt.Sprintf("%s: %s %.3f s after its create was sent", a.Target, e.Type, after.Seconds()))
+		k.require(after >= 0, "pod %s was first seen (%s at resourceVersion %s, observed %s) %.3f s before the run's create request for it was sent (%s): it is not the run's pod",
+			a.Target, e.Type, e.ResourceVersion, stamp(e.ObservedAt), -after.Seconds(), stamp(a.StartedAt))
+	}
+	if len(seen) > 0 {
+		k.cite(actionsFile)
+		k.observe(WatchOrderCreated, seen)
+	}
 }

@@ -151,3 +151,38 @@ func TestWatchOrderOnNoEvents(t *testing.T) {
 		t.Errorf("%s on an empty record", c.Verdict)
 	}
 }
+
+// A pod the run created is first seen after its create was sent; one seen
+// before it (the create moved later than the ADDED) is not the run's, and
+// a name created twice pairs each create with its own object.
+func TestWatchOrderCreatedPodsFirstSeenAfterTheirCreate(t *testing.T) {
+	create := func(sec float64) evidence.Action {
+		return evidence.Action{Kind: evidence.ActionCreate, Target: "p", StartedAt: at(sec), FinishedAt: at(sec + 0.05)}
+	}
+	rec := orderRecord()
+	rec.Actions = []evidence.Action{create(0.9)}
+	if c := WatchOrder(rec, "test"); !c.Passed() {
+		t.Fatalf("created at 0.9 s, ADDED at 1 s: %s (%s)", c.Verdict, c.Reason)
+	} else if got := c.Observed[WatchOrderCreated].([]string); len(got) != 1 || got[0] != "p: ADDED 0.100 s after its create was sent" {
+		t.Errorf("observed %v", got)
+	}
+
+	rec.Actions = []evidence.Action{create(1.5)}
+	c := WatchOrder(rec, "test")
+	if c.Verdict != Fail || !strings.Contains(c.Reason, "pod p was first seen (ADDED at resourceVersion 101, observed 2026-12-02T10:00:01Z) 0.500 s before the run's create request for it was sent") {
+		t.Errorf("create sent 0.5 s after the ADDED: %s (%s)", c.Verdict, c.Reason)
+	}
+
+	// p deleted at 12 s, created again at 13 s: the second create pairs
+	// with the second object.
+	again := &podSeq{rec: rec, state: evidence.PodState{Name: "p", UID: "u-p2", Phase: "Pending"}, rv: 300}
+	again.event(13.2, "ADDED", nil)
+	rec.Actions = []evidence.Action{create(0.9), create(13)}
+	if c := WatchOrder(rec, "test"); !c.Passed() {
+		t.Errorf("p created again at 13 s, ADDED at 13.2 s: %s (%s)", c.Verdict, c.Reason)
+	}
+	rec.Actions = []evidence.Action{create(0.9), create(13.5)}
+	if c := WatchOrder(rec, "test"); c.Verdict != Fail {
+		t.Errorf("the second p's ADDED before its create: %s (%s)", c.Verdict, c.Reason)
+	}
+}

@@ -36,15 +36,15 @@ const newOperators = "survivors of #44 item 3's operators (actions, audit entrie
 // a lab's score may not drop below its floor. Raise one when a claim kills
 // more; a new lab commits its own.
 var Floors = map[string]float64{
-	"finalizer":   0.44,
-	"force":       0.44,
-	"orphan":      0.50,
+	"finalizer":   0.48,
+	"force":       0.48,
+	"orphan":      0.52,
 	"stuck":       0.29,
 	"statefulset": 0.26,
 	"kwok":        0.55,
 	"scale":       0.57,
-	"sidecar":     0.30,
-	"graceful":    0.28,
-	"mount":       0.40,
+	"sidecar":     0.32,
+	"graceful":    0.31,
+	"mount":       0.42,
 	"namespace":   0.33,
 }
