@@ -97,6 +97,12 @@ func removeLeftoverSwitches(ctx context.Context, env *cluster.Env, currentRunID 
 			if _, ok := o.GetLabels()[SwitchOfRunLabel]; !ok {
 				continue
 			}
+			// Being deleted already: a run disarms its switch without
+			// waiting for the namespace to go. A binding owned by its
+			// ClusterRole goes with the role (the garbage collector's).
+			if o.GetDeletionTimestamp() != nil || gvr == clusterRoleBindingsGVR && len(o.GetOwnerReferences()) > 0 {
+				continue
+			}
 			err := dyn.Resource(gvr).Delete(ctx, o.GetName(), metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				errs = append(errs, fmt.Errorf("deleting %s %s of run %s's switch: %w", gvr.Resource, o.GetName(), o.GetLabels()[SwitchOfRunLabel], err))
