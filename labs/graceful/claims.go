@@ -299,8 +299,8 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 
 func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	f := byName(fs, "prestop-overrun")
-	k := newCheck(idPreStopCountsGrace, fmt.Sprintf("preStop time counts against the grace period: prestop-overrun's %s preStop started, and the kubelet stopped waiting for it when the %s grace period was used up — the SIGTERM came no sooner than %s after the delete (the kubelet's clock starts after it) and no later than %s after the hook logged its start (its clock started before the hook ran; %s for the signal's log line), with the hook still running (no end line before it): not after the hook's %s, not after a fresh grace period.",
-		sec(overrunSleep), sec(overrunGrace), sec(overrunGrace), sec(overrunGrace+claims.ExitAllowance), sec(claims.ExitAllowance), sec(overrunSleep)))
+	k := newCheck(idPreStopCountsGrace, fmt.Sprintf("preStop time counts against the grace period: prestop-overrun's %s preStop started within %s of the delete (the kubelet's sync), and the kubelet stopped waiting for it when the %s grace period was used up — the SIGTERM came no sooner than %s after the delete (the kubelet's clock starts after it) and no later than %s after the hook logged its start (its clock started before the hook ran; %s for the signal's log line), with the hook still running (no end line before it): not after the hook's %s, not after a fresh grace period.",
+		sec(overrunSleep), sec(claims.KubeletSyncAllowance), sec(overrunGrace), sec(overrunGrace), sec(overrunGrace+claims.ExitAllowance), sec(claims.ExitAllowance), sec(overrunSleep)))
 	if rec.NodeAccess == evidence.NodeAccessNone {
 		return k.notChecked()
 	}
@@ -318,7 +318,9 @@ func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	}
 	iv, fromHook := f.sinceDelete(rec, sig), sig.Sub(*l.PreStopStartAt)
 	d := iv.D
-	k.ObserveInterval("prestop_started_after_delete_seconds", f.sinceDelete(rec, *l.PreStopStartAt))
+	hookIv := f.sinceDelete(rec, *l.PreStopStartAt)
+	k.ObserveInterval("prestop_started_after_delete_seconds", hookIv)
+	k.Require(k.WithinClocks(hookIv, 0, claims.KubeletSyncAllowance, "prestop-overrun's preStop start after the delete"), "prestop-overrun: the preStop started %.3f s after the delete", hookIv.D.Seconds())
 	k.ObserveInterval("sigterm_after_delete_seconds", iv)
 	k.Observe("sigterm_after_prestop_start_seconds", secs(fromHook))
 	k.Require(k.WithinClocks(iv, overrunGrace, claims.NoUpperBound, "prestop-overrun's SIGTERM after the delete"), "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))

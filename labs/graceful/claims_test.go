@@ -167,6 +167,15 @@ func TestContradictingRecordsFail(t *testing.T) {
 			}
 			// …and so the recorded exit is no longer 2 s after the SIGTERM.
 		}, []string{idPreStopCountsGrace, idSigkillAtGraceEnd}},
+		{"the overrunning preStop started later than the kubelet's sync after the delete", func(t *testing.T, rec *evidence.Record) {
+			f := victimFacts(t, rec, "prestop-overrun")
+			late := f.Deleted.Add(claims.KubeletSyncAllowance + 500*time.Millisecond)
+			for i := range rec.Containers {
+				if rec.Containers[i].Pod == "prestop-overrun" && rec.Containers[i].Log != nil {
+					rec.Containers[i].Log.PreStopStartAt = &late
+				}
+			}
+		}, []string{idPreStopCountsGrace}},
 		{"SIGKILL came with a fresh grace period after the overrunning preStop", func(t *testing.T, rec *evidence.Record) {
 			f := victimFacts(t, rec, "prestop-overrun")
 			sig, _ := f.SignalAt()
