@@ -87,10 +87,10 @@ const (
 	gracefulExitNowSigterm  = "reviewed: no claim bounds exit-now's SIGTERM against the delete; halved (0.32 s after it, a less loaded kubelet), the process stops accepting sooner and every failure still falls after the stop and before the client's node dropped the endpoint, or in flight at the stop: the attribution holds"
 	gracefulIgnoreSigterm   = "reviewed: halved, ignore-term's SIGTERM 0.48 s after the delete makes its kill 5.67 s after the SIGTERM, inside the 5 s grace (−0.5 s, +1 s) sigkill_at_grace_end states"
 	scaleFigureOnly         = "reviewed: delete_to_last_deleted_seconds is a figure lab:scale measures (its deletion rate, compared across runs in docs/scale-measurements.md), not a bound: every_pod_deleted claims that every listed pod reached DELETED and the final LIST is empty, which a slower or faster deletion keeps"
+	scaleMarkedAfterDelete  = "reviewed: scale.deleted requires every pod to be first seen with a deletionTimestamp after the namespace delete was sent; the namespace controller marked the first one 5.0 s after it here (its first pass over the namespace's content), so the delete moved 2 s later, or halfway (3.5 s) to the first release, still precedes every mark. Killing it would need a lower bound on the controller's reaction, which nothing sets"
 	scaleReleaseUnbounded   = "missing claim: finalizers_held_until_released orders each pod's DELETED after the lab's release of it but does not bound how long after (release_to_deleted_max_seconds is observed only), so a release moved earlier, which leaves every DELETED after it, passes; a bound needs the pod GC / namespace controller's pace measured at the sizes the lab runs"
 	scaleCreatesUnread      = "reviewed: no claim of lab:scale reads the fake nodes' create or the pods' create: they time the creation figures (pods/s created and Running), and the claims rest on the LIST before the namespace delete and the pods' watch"
 	scaleNodesDeleteUnread  = "reviewed: the fake nodes' delete is cleanup after the last pod's DELETED and the final LIST; no claim reads it"
-	scaleMarkedAfterDelete  = "missing claim: no claim checks that the pods' deletionTimestamps follow the namespace delete request (pods marked before termlab deleted their namespace would not be its doing): the namespace delete moved 2 s later, or halfway to the first release, passes"
 	mountBeforeRelease      = "reviewed: before the delete or after the release: the pods watch must be up from the container's exit to the release (a DELETED hidden there would change the claim), not outside it"
 	mountHoldLater          = "reviewed: the hold is termlab's own request, and its confirming look is taken after the request returns (0.66 s after it here); moved later than that look, the look counts as before the hold, where nothing is claimed of a holder, and the look just before the release still shows the process holding the mount. The claims' evidence that the mount was busy is the kubelet's own failed unmounts (target is busy), not the time of termlab's request"
 	mountReleaseMoved       = "reviewed: the pod went 11.1 s after the release in this record, at the kubelet's back-off retry: moved 2 s either way (or halfway to the next action), the release keeps every order the claims read (busy failures before it, the kubelet's successful unmount and the DELETED after it), and the DELETED's bound is counted from the retry time the kubelet logged, not from the release"
@@ -539,10 +539,10 @@ var Survivors = map[string][]Reason{
 		{"flip state pod event 695 (MODIFIED scale-00097) container heartbeat terminated→running", scaleTransitions},
 		{"stretch ×2 scale.every_pod_deleted delete_to_last_deleted_seconds (*)", scaleFigureOnly},
 		{"* scale.finalizers_held_until_released release_to_deleted_max_seconds (*)", scaleReleaseUnbounded},
-		{"action 0 (create-nodes *) *", scaleCreatesUnread},
-		{"action 1 (create-pods *) *", scaleCreatesUnread},
 		{"action 2 (delete-namespace *) 2s later", scaleMarkedAfterDelete},
 		{"action 2 (delete-namespace *) later: its distance to what follows ×0.5", scaleMarkedAfterDelete},
+		{"action 0 (create-nodes *) *", scaleCreatesUnread},
+		{"action 1 (create-pods *) *", scaleCreatesUnread},
 		{"action 3 (remove-finalizers *) 2s earlier", scaleReleaseUnbounded},
 		{"action 4 (remove-finalizers *) 2s earlier", scaleReleaseUnbounded},
 		{"action 5 (remove-finalizers *) 2s earlier", scaleReleaseUnbounded},

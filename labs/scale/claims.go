@@ -405,18 +405,24 @@ func ran(f *facts, fig Figures) claims.Claim {
 }
 
 func deleted(f *facts, fig Figures) claims.Claim {
-	v := newVerdict(ClaimDeleted, "Every pod of the LIST taken before the namespace delete reached DELETED on the watch, and the final LIST, taken after the namespace was gone, returned no pod.", eventsFile, recordFile)
-	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") {
+	v := newVerdict(ClaimDeleted, "Every pod of the LIST taken before the namespace delete reached DELETED on the watch, first seen with a deletionTimestamp only after the namespace delete was sent (the send and the watch's receipt are termlab's one clock: a pod marked before it was not the delete's doing), and the final LIST, taken after the namespace was gone, returned no pod.", eventsFile, recordFile, actionsFile)
+	if !v.Require(f.before != nil, "no LIST before the namespace delete was recorded") ||
+		!v.Require(f.nsDeleteOK, "the namespace delete was not recorded as sent") {
 		return v.Done()
 	}
-	var missing []string
+	var missing, early []string
 	for _, p := range f.before.Pods {
 		if _, ok := f.deletedAt(p.Name); !ok {
 			missing = append(missing, p.Name)
 		}
+		if pf := f.pods[p.Name]; pf != nil && !pf.markedAt.IsZero() && pf.markedAt.Before(f.nsDelete.StartedAt) {
+			early = append(early, fmt.Sprintf("%s (%.3f s before)", p.Name, f.nsDelete.StartedAt.Sub(pf.markedAt).Seconds()))
+		}
 	}
 	v.Observe("deleted", len(f.before.Pods)-len(missing))
 	v.Require(len(missing) == 0, "%d listed pods never reached DELETED: %s", len(missing), few(missing))
+	v.Observe("marked_before_namespace_delete", len(early))
+	v.Require(len(early) == 0, "%d listed pods were seen with a deletionTimestamp before the namespace delete was sent (%s): %s", len(early), stamp(f.nsDelete.StartedAt), few(early))
 	if v.Require(f.final != nil, "no final LIST was recorded") {
 		v.Observe("final_list_pods", len(f.final.Pods))
 		var left []string

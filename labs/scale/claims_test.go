@@ -138,6 +138,26 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{ClaimHeld},
 		},
 		{
+			// A mutant that had no claim to kill it (internal/mutants).
+			name: "a pod was marked deleting before the namespace delete was sent",
+			mutate: func(t *testing.T, rec *evidence.Record) {
+				pod := plainPod(t, rec)
+				for i, a := range rec.Actions {
+					if a.Kind != "delete-namespace" {
+						continue
+					}
+					for _, e := range rec.PodEvents {
+						if e.Name == pod && e.DeletionTimestamp != nil {
+							// The delete sent just after the pod's first marked event.
+							rec.Actions[i].StartedAt = e.ObservedAt.Add(10 * time.Millisecond)
+							break
+						}
+					}
+				}
+			},
+			fails: []string{ClaimDeleted},
+		},
+		{
 			name:   "a pod's DELETED event is lost",
 			mutate: func(t *testing.T, rec *evidence.Record) { dropEvent(rec, plainPod(t, rec), "DELETED") },
 			fails:  []string{ClaimDeleted, ClaimComplete},
