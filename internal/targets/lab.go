@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/termlab/termlab/internal/cluster"
+	"github.com/termlab/termlab/internal/invocation"
 	"github.com/termlab/termlab/internal/lab"
 	"github.com/termlab/termlab/internal/progress"
 	"github.com/termlab/termlab/internal/project"
@@ -122,6 +123,12 @@ func Labs(ctx context.Context, f LabFlags, defs ...lab.Definition) error {
 			return lerr
 		}
 		defer release()
+		if k := os.Getenv("KUBECONFIG"); k != "" {
+			// On purpose: a lab changes the cluster it runs on (kubelets,
+			// taints, an APIService), so the one in a person's shell is
+			// never taken without being named.
+			log.Infof("KUBECONFIG is set (%s) and not used: labs run on termlab's own cluster unless %s names another (then under the shared-cluster rules)", k, invocation.Flag(`-kubeconfig="$KUBECONFIG"`))
+		}
 		env, err = stack.Up(ctx, log, o)
 	}
 	if err != nil {
