@@ -97,6 +97,34 @@ func sequences(k *check, rec *evidence.Record, ref, cand string) (r, c []Transit
 type Fidelity struct {
 	ID, Statement        string
 	Reference, Candidate string
+	// Requests, if set, are the kinds of the lab's requests on each pod
+	// (its delete, force delete, finalizer removal): each pod must have had
+	// the same ones, in the same order, each at the same place among its
+	// transitions (after as many of them as on the other pod). Equal
+	// sequences alone do not say the two pods went through the same
+	// scenario: a deletion nobody requested, or a finalizer that went
+	// before the lab removed it (at grace 0 the API server deletes as the
+	// last finalizer goes: no transition shows it), gives the same ones.
+	Requests []evidence.ActionKind
+}
+
+// requestPlaces lists the lab's requests of the kinds on the pod, each with
+// the number of the pod's deletion transitions observed before it was sent
+// (as Sequence in labs/kwok places them).
+func requestPlaces(rec *evidence.Record, pod string, kinds []evidence.ActionKind) []string {
+	events := rec.EventsFor(pod)
+	var out []string
+	for _, a := range rec.Actions {
+		if a.Target != pod || !slices.Contains(kinds, a.Kind) {
+			continue
+		}
+		n := 0
+		for n < len(events) && events[n].ObservedAt.Before(a.StartedAt) {
+			n++
+		}
+		out = append(out, fmt.Sprintf("%s after transition %d", a.Kind, len(DeletionTransitions(events[:n]))))
+	}
+	return out
 }
 
 // SameDeletion decides that the candidate's deletion went through exactly the
@@ -115,6 +143,13 @@ func SameDeletion(rec *evidence.Record, f Fidelity) Claim {
 		k.observe("first_difference", nil)
 	}
 	k.require(!differs, "%s departs from %s at %s (reference: %s, %s: %s)", f.Candidate, f.Reference, d, orEnded(d.Reference), f.Candidate, orEnded(d.Candidate))
+	if len(f.Requests) > 0 {
+		k.cite(actionsFile)
+		rp, cp := requestPlaces(rec, f.Reference, f.Requests), requestPlaces(rec, f.Candidate, f.Requests)
+		k.observe("reference_requests", rp)
+		k.observe("candidate_requests", cp)
+		k.require(slices.Equal(rp, cp), "the lab's requests on %s fell elsewhere among its transitions than on %s (the reference): %q, reference %q", f.Candidate, f.Reference, cp, rp)
+	}
 	return k.done()
 }
 

@@ -3,6 +3,7 @@ package claims
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -155,6 +156,51 @@ func TestSameDeletion(t *testing.T) {
 				tc.mutate(rec)
 			}
 			want(t, SameDeletion(rec, spec), tc.want, tc.reason)
+		})
+	}
+}
+
+// Equal sequences with the lab's requests elsewhere are another scenario: a
+// deletion the lab never requested, or an object gone before the lab removed
+// its finalizer (at grace 0 no transition shows the finalizer go).
+func TestSameDeletionPlacesTheRequests(t *testing.T) {
+	spec := Fidelity{ID: "same", Reference: "real", Candidate: "fake",
+		Requests: []evidence.ActionKind{evidence.ActionDelete, evidence.ActionForceDelete, evidence.ActionRemoveFinalizers}}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*evidence.Record)
+		want   Verdict
+		reason string
+	}{
+		{"the same requests at the same places", nil, Pass, ""},
+		{"the fake pod's delete was not the lab's", func(rec *evidence.Record) {
+			rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool { return a.Target == "fake" && a.Kind == evidence.ActionDelete })
+		}, Fail, "fell elsewhere"},
+		{"the fake pod was DELETED before the lab removed its finalizer", func(rec *evidence.Record) {
+			for i, a := range rec.Actions {
+				if a.Target == "fake" && a.Kind == evidence.ActionRemoveFinalizers {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(19), at(19.01)
+				}
+			}
+		}, Fail, `"remove-finalizers after transition 7"`},
+		{"the force delete on the fake pod came before its termination", func(rec *evidence.Record) {
+			for i, a := range rec.Actions {
+				if a.Target == "fake" && a.Kind == evidence.ActionForceDelete {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(10.5), at(10.51)
+				}
+			}
+		}, Fail, "fell elsewhere"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := fidelityRecord(map[string]func(*evidence.Record, string){"real": kubeletFinalizer, "fake": kubeletFinalizer})
+			if tc.mutate != nil {
+				tc.mutate(rec)
+			}
+			c := SameDeletion(rec, spec)
+			want(t, c, tc.want, tc.reason)
+			if tc.want == Pass && !reflect.DeepEqual(c.Observed["candidate_requests"], []string{"delete after transition 0", "force-delete after transition 6", "remove-finalizers after transition 6"}) {
+				t.Errorf("candidate_requests = %v", c.Observed["candidate_requests"])
+			}
 		})
 	}
 }

@@ -212,6 +212,32 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated"},
 		},
 		{
+			// A mutant no claim killed (internal/mutants): the stop was timed
+			// from another pod's delete, sent at the same moment.
+			name: "the reference pod's delete was not recorded",
+			mutate: func(rec *evidence.Record) {
+				rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool {
+					return a.Kind == evidence.ActionDelete && a.Target == "plain-kubelet"
+				})
+			},
+			fails: []string{"kwok.kubelet.plain.reference_stopped", "kwok.faithful.plain.matches_kubelet"},
+		},
+		{
+			// The same sequence, but the faithful pod went before the lab
+			// removed its finalizer (at grace 0 no transition shows the
+			// finalizer go): a mutant no claim killed.
+			name: "the faithful pod was DELETED before the lab removed its finalizer",
+			mutate: func(rec *evidence.Record) {
+				for i, a := range rec.Actions {
+					if a.Kind == evidence.ActionRemoveFinalizers && a.Target == "finalizer-faithful" {
+						rec.Actions[i].StartedAt = a.StartedAt.Add(2 * time.Second)
+						rec.Actions[i].FinishedAt = a.FinishedAt.Add(2 * time.Second)
+					}
+				}
+			},
+			fails: []string{"kwok.faithful.finalizer.matches_kubelet"},
+		},
+		{
 			name: "crictl never saw the real container stop",
 			mutate: func(rec *evidence.Record) {
 				var keep []evidence.ContainerObservation
