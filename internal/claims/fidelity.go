@@ -98,7 +98,7 @@ type Fidelity struct {
 	ID, Statement        string
 	Reference, Candidate string
 	// Requests, if set, are the kinds of the lab's requests on each pod
-	// (its delete, force delete, finalizer removal): each pod must have had
+	// (its create, delete, force delete, finalizer removal): each pod must have had
 	// the same ones, in the same order, each at the same place among its
 	// transitions (after as many of them as on the other pod). Equal
 	// sequences alone do not say the two pods went through the same
@@ -113,11 +113,17 @@ type Fidelity struct {
 // (as Sequence in labs/kwok places them).
 func requestPlaces(rec *evidence.Record, pod string, kinds []evidence.ActionKind) []string {
 	events := rec.EventsFor(pod)
-	var out []string
+	var acts []evidence.Action
 	for _, a := range rec.Actions {
-		if a.Target != pod || !slices.Contains(kinds, a.Kind) {
-			continue
+		if a.Target == pod && slices.Contains(kinds, a.Kind) {
+			acts = append(acts, a)
 		}
+	}
+	// In the order they were sent: a delete sent before the create is
+	// another scenario, whichever order the record lists them in.
+	slices.SortStableFunc(acts, func(a, b evidence.Action) int { return a.StartedAt.Compare(b.StartedAt) })
+	var out []string
+	for _, a := range acts {
 		n := 0
 		for n < len(events) && events[n].ObservedAt.Before(a.StartedAt) {
 			n++
@@ -245,6 +251,11 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 		return k.done()
 	}
 	k.cite(eventsFile)
+	// The delete is the one that set the deletion off: the pod was there
+	// when it was sent.
+	if before, ok := rec.Latest(c.Pod, del.StartedAt); !k.require(ok && before.Type != "DELETED", "pod %s was not there when the %s request was sent", c.Pod, c.Delete) {
+		return k.done()
+	}
 	zero, ok := rec.FirstEvent(c.Pod, del.StartedAt, func(e evidence.PodEvent) bool {
 		return e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
 	})
@@ -338,6 +349,12 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 		}
 		sets[pod] = sent[p.Label]
 		k.require(sent[p.Label] == want, "pod %s was created with %s=%q, want %q", pod, p.Label, sent[p.Label], want)
+		// The object watched is the one this request made: none of its
+		// events came before the request was sent (a pod already there
+		// would have made the create fail, and is not the lab's).
+		if events := rec.EventsFor(pod); len(events) > 0 {
+			k.require(!events[0].ObservedAt.Before(create.StartedAt), "pod %s was watched (%s rv=%s at %s) before the lab's create request at %s: the object is not the one it made", pod, events[0].Type, events[0].ResourceVersion, stamp(events[0].ObservedAt), stamp(create.StartedAt))
+		}
 		for _, e := range rec.EventsFor(pod) {
 			if e.NodeName != "" && nodes[pod] == "" {
 				nodes[pod] = e.NodeName
