@@ -261,6 +261,13 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.faithful.plain.matches_kubelet"},
 		},
 		{
+			name: "the reference pod was watched before the lab created it",
+			mutate: func(rec *evidence.Record) {
+				moveAction(rec, evidence.ActionCreate, "plain-kubelet", 700*time.Millisecond)
+			},
+			fails: []string{"kwok.faithful.plain.matches_kubelet"},
+		},
+		{
 			name: "kwok v0.8's pod was deleted before it was there",
 			mutate: func(rec *evidence.Record) {
 				moveAction(rec, evidence.ActionDelete, "plain-kwok-v08-fast", -2*time.Second)
