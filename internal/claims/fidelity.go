@@ -254,6 +254,9 @@ type Collapsed struct {
 	// the lab's Release action.
 	Finalizer string
 	Release   evidence.ActionKind
+	// Force, if set, is the action kind of the lab's force delete between
+	// the two: the finalizer must hold the object through it.
+	Force evidence.ActionKind
 }
 
 // GraceCollapsedUnterminated decides that after the delete the pod's
@@ -306,6 +309,11 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	k.observeInterval("deleted_after_seconds", since(rec, del, gone.ObservedAt))
 	if c.Finalizer != "" {
 		k.require(zero.Type != "DELETED" && zero.HasFinalizer(c.Finalizer), "at deletionGracePeriodSeconds 0 pod %s no longer carried finalizer %s", c.Pod, c.Finalizer)
+		if c.Force != "" {
+			if force, ok := action(k, rec, c.Force, c.Pod); ok {
+				k.require(gone.ObservedAt.After(force.StartedAt), "pod %s was DELETED at %s, before the lab's %s request at %s", c.Pod, stamp(gone.ObservedAt), c.Force, stamp(force.StartedAt))
+			}
+		}
 		rel, ok := action(k, rec, c.Release, c.Pod)
 		if ok {
 			k.require(!gone.ObservedAt.Before(rel.StartedAt), "pod %s was DELETED at %s, before the lab removed finalizer %s at %s", c.Pod, stamp(gone.ObservedAt), c.Finalizer, stamp(rel.StartedAt))

@@ -294,6 +294,24 @@ func TestGraceCollapsedUnterminated(t *testing.T) {
 			}
 		}, nil, Fail, "before the lab removed finalizer"},
 		{"kwok ≤ v0.7 strips the finalizer on the way", fastV07Finalizer, nil, Fail, "no longer carried finalizer"},
+		{"the finalizer held the object through the force delete", fastV08Finalizer, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Pass, ""},
+		{"the force delete was never sent", func(rec *evidence.Record, pod string) {
+			fastV08Finalizer(rec, pod)
+			rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool { return a.Target == pod && a.Kind == "force-delete" })
+		}, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Fail, "no force-delete request on fake"},
+		{"DELETED before the force delete", func(rec *evidence.Record, pod string) {
+			fastV08Finalizer(rec, pod)
+			for i, a := range rec.Actions {
+				if a.Target == pod && a.Kind == "remove-finalizers" {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(12), at(12.01)
+				}
+			}
+			for i, e := range rec.PodEvents {
+				if e.Name == pod && e.Type == "DELETED" {
+					rec.PodEvents[i].ObservedAt = at(12.1)
+				}
+			}
+		}, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Fail, "before the lab's force-delete request"},
 		{"never DELETED", func(rec *evidence.Record, pod string) {
 			fastV08Finalizer(rec, pod)
 			rec.PodEvents = rec.PodEvents[:len(rec.PodEvents)-1]

@@ -91,8 +91,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 			Delete: evidence.ActionDelete, Within: graceZeroWithin,
 		}
 		if sc.Finalizer {
-			c.Finalizer, c.Release = Finalizer, evidence.ActionRemoveFinalizers
-			c.Statement += fmt.Sprintf(" The finalizer %s is kept: the object is DELETED only after the lab removes it.", Finalizer)
+			c.Finalizer, c.Release, c.Force = Finalizer, evidence.ActionRemoveFinalizers, evidence.ActionForceDelete
+			c.Statement += fmt.Sprintf(" The finalizer %s is kept: the object outlives the lab's force delete and is DELETED only after the lab removes the finalizer.", Finalizer)
 		}
 		out = append(out, claims.GraceCollapsedUnterminated(rec, c).WithTolerance("grace_zero_after_seconds", graceZeroWithin))
 	}

@@ -268,6 +268,15 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.faithful.plain.matches_kubelet"},
 		},
 		{
+			name: "the lab never force-deleted kwok v0.8's finalizer pod",
+			mutate: func(rec *evidence.Record) {
+				rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool {
+					return a.Kind == evidence.ActionForceDelete && a.Target == "finalizer-kwok-v08-fast"
+				})
+			},
+			fails: []string{"kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated"},
+		},
+		{
 			name: "kwok v0.8's pod was deleted before it was there",
 			mutate: func(rec *evidence.Record) {
 				moveAction(rec, evidence.ActionDelete, "plain-kwok-v08-fast", -2*time.Second)
