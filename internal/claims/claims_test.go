@@ -168,6 +168,17 @@ func TestContainerStopped(t *testing.T) {
 	otherContainer.Containers[0].ContainerID = "ffff"
 	want(t, ContainerStopped(otherContainer, whileHeld), Fail, "no crictl observation")
 
+	// Another pod's delete, sent at the same moment, is not this pod's: a
+	// lab that deletes several pods at once (lab:kwok) must not time the
+	// stop from theirs when the pod's own delete is missing.
+	othersDelete := finalizerOnKubelet()
+	for i, a := range othersDelete.Actions {
+		if a.Kind == evidence.ActionDelete {
+			othersDelete.Actions[i].Target = "neighbour"
+		}
+	}
+	want(t, ContainerStopped(othersDelete, whileHeld), Fail, "no delete request on held was recorded")
+
 	noPhase := finalizerOnKubelet()
 	for i := range noPhase.PodEvents {
 		noPhase.PodEvents[i].Phase = "Running"

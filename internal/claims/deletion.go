@@ -625,9 +625,13 @@ func kubeletTerminated(rec *evidence.Record, pod, id string, from time.Time) (ev
 }
 
 // targetOf is the target of the first action of the kind: the pod itself, or
-// the node a node-level action (stop-kubelet, start-kubelet) ran on.
+// the node a node-level action (stop-kubelet, start-kubelet) ran on. A
+// request on a pod (its create, delete, force delete, finalizer removal) is
+// the pod's own or none: another pod's delete, sent at the same moment in a
+// lab that deletes several, is not this pod's (lab:kwok's reference_stopped
+// passed with its pod's delete dropped, timed from another pod's).
 func targetOf(rec *evidence.Record, kind evidence.ActionKind, pod string) string {
-	if _, ok := rec.Action(kind, pod); ok {
+	if _, ok := rec.Action(kind, pod); ok || podRequests[kind] {
 		return pod
 	}
 	for _, a := range rec.Actions {
@@ -636,6 +640,14 @@ func targetOf(rec *evidence.Record, kind evidence.ActionKind, pod string) string
 		}
 	}
 	return pod
+}
+
+// podRequests are the action kinds whose target is a pod.
+var podRequests = map[evidence.ActionKind]bool{
+	evidence.ActionCreate:           true,
+	evidence.ActionDelete:           true,
+	evidence.ActionForceDelete:      true,
+	evidence.ActionRemoveFinalizers: true,
 }
 
 func exitString(p *int32) string {

@@ -97,6 +97,53 @@ func sequences(k *check, rec *evidence.Record, ref, cand string) (r, c []Transit
 type Fidelity struct {
 	ID, Statement        string
 	Reference, Candidate string
+	// Requests, if set, are the kinds of the lab's requests on each pod
+	// (its create, delete, force delete, finalizer removal): each pod must have had
+	// the same ones, in the same order, each at the same place among its
+	// transitions (after as many of them as on the other pod). Equal
+	// sequences alone do not say the two pods went through the same
+	// scenario: a deletion nobody requested, or a finalizer that went
+	// before the lab removed it (at grace 0 the API server deletes as the
+	// last finalizer goes: no transition shows it), gives the same ones.
+	Requests []evidence.ActionKind
+}
+
+// createdBefore requires the pod's first watch event after the lab's create
+// request, where the record has one: the object watched is the one the
+// request made (a pod already there would have made the create fail, and
+// is not the lab's).
+func createdBefore(k *check, rec *evidence.Record, pod string) {
+	create, ok := rec.Action(evidence.ActionCreate, pod)
+	events := rec.EventsFor(pod)
+	if !ok || len(events) == 0 {
+		return
+	}
+	k.require(!events[0].ObservedAt.Before(create.StartedAt), "pod %s was watched (%s rv=%s at %s) before the lab's create request at %s: the object is not the one it made", pod, events[0].Type, events[0].ResourceVersion, stamp(events[0].ObservedAt), stamp(create.StartedAt))
+}
+
+// requestPlaces lists the lab's requests of the kinds on the pod, each with
+// the number of the pod's deletion transitions observed before it was sent
+// (as Sequence in labs/kwok places them).
+func requestPlaces(rec *evidence.Record, pod string, kinds []evidence.ActionKind) []string {
+	events := rec.EventsFor(pod)
+	var acts []evidence.Action
+	for _, a := range rec.Actions {
+		if a.Target == pod && slices.Contains(kinds, a.Kind) {
+			acts = append(acts, a)
+		}
+	}
+	// In the order they were sent: a delete sent before the create is
+	// another scenario, whichever order the record lists them in.
+	slices.SortStableFunc(acts, func(a, b evidence.Action) int { return a.StartedAt.Compare(b.StartedAt) })
+	var out []string
+	for _, a := range acts {
+		n := 0
+		for n < len(events) && events[n].ObservedAt.Before(a.StartedAt) {
+			n++
+		}
+		out = append(out, fmt.Sprintf("%s after transition %d", a.Kind, len(DeletionTransitions(events[:n]))))
+	}
+	return out
 }
 
 // SameDeletion decides that the candidate's deletion went through exactly the
@@ -115,6 +162,18 @@ func SameDeletion(rec *evidence.Record, f Fidelity) Claim {
 		k.observe("first_difference", nil)
 	}
 	k.require(!differs, "%s departs from %s at %s (reference: %s, %s: %s)", f.Candidate, f.Reference, d, orEnded(d.Reference), f.Candidate, orEnded(d.Candidate))
+	if len(f.Requests) > 0 {
+		k.cite(actionsFile)
+		rp, cp := requestPlaces(rec, f.Reference, f.Requests), requestPlaces(rec, f.Candidate, f.Requests)
+		k.observe("reference_requests", rp)
+		k.observe("candidate_requests", cp)
+		k.require(slices.Equal(rp, cp), "the lab's requests on %s fell elsewhere among its transitions than on %s (the reference): %q, reference %q", f.Candidate, f.Reference, cp, rp)
+		if slices.Contains(f.Requests, evidence.ActionCreate) {
+			for _, pod := range []string{f.Reference, f.Candidate} {
+				createdBefore(k, rec, pod)
+			}
+		}
+	}
 	return k.done()
 }
 
@@ -195,6 +254,9 @@ type Collapsed struct {
 	// the lab's Release action.
 	Finalizer string
 	Release   evidence.ActionKind
+	// Force, if set, is the action kind of the lab's force delete between
+	// the two: the finalizer must hold the object through it.
+	Force evidence.ActionKind
 }
 
 // GraceCollapsedUnterminated decides that after the delete the pod's
@@ -210,6 +272,11 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 		return k.done()
 	}
 	k.cite(eventsFile)
+	// The delete is the one that set the deletion off: the pod was there
+	// when it was sent.
+	if before, ok := rec.Latest(c.Pod, del.StartedAt); !k.require(ok && before.Type != "DELETED", "pod %s was not there when the %s request was sent", c.Pod, c.Delete) {
+		return k.done()
+	}
 	zero, ok := rec.FirstEvent(c.Pod, del.StartedAt, func(e evidence.PodEvent) bool {
 		return e.DeletionGracePeriodSeconds != nil && *e.DeletionGracePeriodSeconds == 0
 	})
@@ -242,6 +309,11 @@ func GraceCollapsedUnterminated(rec *evidence.Record, c Collapsed) Claim {
 	k.observeInterval("deleted_after_seconds", since(rec, del, gone.ObservedAt))
 	if c.Finalizer != "" {
 		k.require(zero.Type != "DELETED" && zero.HasFinalizer(c.Finalizer), "at deletionGracePeriodSeconds 0 pod %s no longer carried finalizer %s", c.Pod, c.Finalizer)
+		if c.Force != "" {
+			if force, ok := action(k, rec, c.Force, c.Pod); ok {
+				k.require(gone.ObservedAt.After(force.StartedAt), "pod %s was DELETED at %s, before the lab's %s request at %s", c.Pod, stamp(gone.ObservedAt), c.Force, stamp(force.StartedAt))
+			}
+		}
 		rel, ok := action(k, rec, c.Release, c.Pod)
 		if ok {
 			k.require(!gone.ObservedAt.Before(rel.StartedAt), "pod %s was DELETED at %s, before the lab removed finalizer %s at %s", c.Pod, stamp(gone.ObservedAt), c.Finalizer, stamp(rel.StartedAt))
@@ -303,6 +375,7 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 		}
 		sets[pod] = sent[p.Label]
 		k.require(sent[p.Label] == want, "pod %s was created with %s=%q, want %q", pod, p.Label, sent[p.Label], want)
+		createdBefore(k, rec, pod)
 		for _, e := range rec.EventsFor(pod) {
 			if e.NodeName != "" && nodes[pod] == "" {
 				nodes[pod] = e.NodeName

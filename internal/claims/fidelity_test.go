@@ -3,6 +3,7 @@ package claims
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -159,6 +160,51 @@ func TestSameDeletion(t *testing.T) {
 	}
 }
 
+// Equal sequences with the lab's requests elsewhere are another scenario: a
+// deletion the lab never requested, or an object gone before the lab removed
+// its finalizer (at grace 0 no transition shows the finalizer go).
+func TestSameDeletionPlacesTheRequests(t *testing.T) {
+	spec := Fidelity{ID: "same", Reference: "real", Candidate: "fake",
+		Requests: []evidence.ActionKind{evidence.ActionDelete, evidence.ActionForceDelete, evidence.ActionRemoveFinalizers}}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*evidence.Record)
+		want   Verdict
+		reason string
+	}{
+		{"the same requests at the same places", nil, Pass, ""},
+		{"the fake pod's delete was not the lab's", func(rec *evidence.Record) {
+			rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool { return a.Target == "fake" && a.Kind == evidence.ActionDelete })
+		}, Fail, "fell elsewhere"},
+		{"the fake pod was DELETED before the lab removed its finalizer", func(rec *evidence.Record) {
+			for i, a := range rec.Actions {
+				if a.Target == "fake" && a.Kind == evidence.ActionRemoveFinalizers {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(19), at(19.01)
+				}
+			}
+		}, Fail, `"remove-finalizers after transition 7"`},
+		{"the force delete on the fake pod came before its termination", func(rec *evidence.Record) {
+			for i, a := range rec.Actions {
+				if a.Target == "fake" && a.Kind == evidence.ActionForceDelete {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(10.5), at(10.51)
+				}
+			}
+		}, Fail, "fell elsewhere"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := fidelityRecord(map[string]func(*evidence.Record, string){"real": kubeletFinalizer, "fake": kubeletFinalizer})
+			if tc.mutate != nil {
+				tc.mutate(rec)
+			}
+			c := SameDeletion(rec, spec)
+			want(t, c, tc.want, tc.reason)
+			if tc.want == Pass && !reflect.DeepEqual(c.Observed["candidate_requests"], []string{"delete after transition 0", "force-delete after transition 6", "remove-finalizers after transition 6"}) {
+				t.Errorf("candidate_requests = %v", c.Observed["candidate_requests"])
+			}
+		})
+	}
+}
+
 func TestFinalizersStripped(t *testing.T) {
 	spec := Stripped{ID: "stripped", Pod: "fake", Finalizer: fin, Delete: "delete", Release: "remove-finalizers", Want: reported}
 	for _, tc := range []struct {
@@ -248,6 +294,24 @@ func TestGraceCollapsedUnterminated(t *testing.T) {
 			}
 		}, nil, Fail, "before the lab removed finalizer"},
 		{"kwok ≤ v0.7 strips the finalizer on the way", fastV07Finalizer, nil, Fail, "no longer carried finalizer"},
+		{"the finalizer held the object through the force delete", fastV08Finalizer, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Pass, ""},
+		{"the force delete was never sent", func(rec *evidence.Record, pod string) {
+			fastV08Finalizer(rec, pod)
+			rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool { return a.Target == pod && a.Kind == "force-delete" })
+		}, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Fail, "no force-delete request on fake"},
+		{"DELETED before the force delete", func(rec *evidence.Record, pod string) {
+			fastV08Finalizer(rec, pod)
+			for i, a := range rec.Actions {
+				if a.Target == pod && a.Kind == "remove-finalizers" {
+					rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = at(12), at(12.01)
+				}
+			}
+			for i, e := range rec.PodEvents {
+				if e.Name == pod && e.Type == "DELETED" {
+					rec.PodEvents[i].ObservedAt = at(12.1)
+				}
+			}
+		}, func(c Collapsed) Collapsed { c.Force = "force-delete"; return c }, Fail, "before the lab's force-delete request"},
 		{"never DELETED", func(rec *evidence.Record, pod string) {
 			fastV08Finalizer(rec, pod)
 			rec.PodEvents = rec.PodEvents[:len(rec.PodEvents)-1]
@@ -309,4 +373,11 @@ func TestPlayedBy(t *testing.T) {
 	create(relabelled, "b", "fast")
 	relabelled.PodEvents[1].Object = json.RawMessage(`{"metadata":{"labels":{"termlab.dev/stage-set":"faithful"}}}`)
 	want(t, PlayedBy(relabelled, spec), Fail, "the API object of pod b")
+
+	// A pod watched before the lab's create is not the one it made.
+	before := newRecord()
+	create(before, "a", "faithful")
+	create(before, "b", "fast")
+	before.Actions[1].StartedAt, before.Actions[1].FinishedAt = at(2), at(2.01)
+	want(t, PlayedBy(before, spec), Fail, "pod b was watched (MODIFIED rv= at")
 }

@@ -22,7 +22,6 @@ var Unreviewed = map[string]string{
 	// being reviewed.
 	"stuck":       newOperators,
 	"statefulset": newOperators,
-	"kwok":        newOperators,
 	"namespace":   newOperators,
 }
 
@@ -41,7 +40,7 @@ var Floors = map[string]float64{
 	"orphan":      0.52,
 	"stuck":       0.29,
 	"statefulset": 0.26,
-	"kwok":        0.55,
+	"kwok":        0.68,
 	"scale":       0.57,
 	"sidecar":     0.32,
 	"graceful":    0.31,

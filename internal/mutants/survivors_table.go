@@ -41,6 +41,13 @@ const (
 	startUp             = "reviewed: the pod's start-up, before any delete: the claims read a pod from the delete request on, and take from its start only what every later event repeats (container ID, node, labels)"
 	taintLater          = "reviewed: the next event carrying the unreachable taint (12 s later, at the kubelet's return) is still inside the taint's bound (70 s after the stop)"
 	unknownRepeated     = "reviewed: another event of termlab-worker2 says Ready=Unknown within 0.3 s of this one, so the NotReady claim's time moves by less than its margin"
+	// lab:kwok (its reference record 20261202-113404-afa8).
+	kwokFastDeleted     = "reviewed: the fast stages' DELETED is kwok's grace-0 delete, which the API server carries out in the request that sets grace 0 (its MODIFIED and DELETED were observed within 1 ms here, 0.149 s after the lab's delete): grace_collapsed_never_terminated bounds the grace 0 (within 3.5 s of the delete), and requires no terminated state before the DELETED and the DELETED itself, not the DELETED's distance from the delete; ×2 (0.30 s) or ×0.5 (0.075 s) keeps the events' order on the watch, which is what the claims read"
+	kwokReleasedDeleted = "reviewed: v0.8's finalizer pod is DELETED 7.41 s after the lab's ordinary delete because the lab removed its finalizer then (the lab's schedule: grace 0, 3 s quiet, force delete, 3 s quiet, release); grace_collapsed_never_terminated requires it after the force delete and after the release (the shrink, before the release, is killed), not how soon after the release the API server deletes a grace-0 object whose last finalizer went, which is the API server's and not kwok's"
+	kwokStripped        = "reviewed: reported_bug claims the reported transitions, in that order, with no finalizer removal by the lab before the DELETED, not how soon kwok ≤ v0.7 strips the finalizer (0.119 s after the delete here) or deletes (0.168 s): ×2 or ×0.5 keeps the order, and even the bound the fast stages' grace 0 is held to (kwok's watch and its request, 3.5 s) would hold them"
+	kwokCreateEarlier   = "reviewed: a create sent earlier is still before the pod's first watch event and before its delete (stage_sets and matches_kubelet check both orders); the ADDED then comes 2 s (plain-kubelet's ×2: 1.5 s) after the request instead of 17–21 ms, which is the API server's and the watch's latency under load, not what kwok or the kubelet does with the pod: no claim bounds it"
+	kwokForceMoved      = "reviewed: the force delete comes 3 s after the last pod of its scenario reached grace 0 (the lab waits until quiet): moved 2 s either way (faithful's, ×2 earlier: 3.0 s; ×0.5 later: 1.5 s) it still falls after every transition but the DELETED and before the release (grace 0 at 11:34:06.15–07.30, the force delete at 11:34:10.31, the release at 11:34:13.33), so each claim places it where it was: the faithful pod at the kubelet's place (matches_kubelet), the v0.8 pod still held through it (grace_collapsed_never_terminated); no claim times it"
+	kwokReleaseEarlier  = "reviewed: the release moved earlier (2 s, or v0.8's 10 ms ×2) or 5 ms later is still after the force delete and before the DELETED, which is the order the claims require (matches_kubelet places it before the DELETED on both pods, grace_collapsed_never_terminated requires the v0.8 pod DELETED after it); the DELETED then comes 2.02 s after the release instead of 17–27 ms, the API server's deletion of a grace-0 object whose last finalizer went and the watch's latency, which no claim of lab:kwok bounds (what the lab asks is whether the object stayed until the release)"
 	// lab:sidecar (its timings: 10 passing runs of 2026-12-04, soak -from).
 	sidecarPodEvents      = "reviewed: lab:sidecar takes from a pod's watch events only each container's ID, which every event after the first repeats, and the kubelet's terminated exit code only where crictl never saw an exit (it saw every one in the reference run); its times come from the delete request, crictl and the workloads' logs"
 	sidecarKubeEvents     = "reviewed: of the Kubernetes Events lab:sidecar reads only Killing, of pod sidecars (its preStops' start); Scheduled, Pulled, Created and Started are read by no claim, nor is sidecars-overrun's Killing"
@@ -316,6 +323,16 @@ var Survivors = map[string][]Reason{
 		{"drop pod event 52 (MODIFIED plain-kubelet)", kwokNextShows},
 		{"drop pod event 53 (MODIFIED finalizer-kubelet)", kwokNextShows},
 		{"watch gap in the pods watch over step 0 (check kwok: a Ready controller and fake nodes, and every stage set installed)", kwokSetup},
+		{"* kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated deleted_after_seconds (*)", kwokFastDeleted},
+		{"* kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated deleted_after_seconds (*)", kwokFastDeleted},
+		{"stretch ×2 kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated deleted_after_seconds (*)", kwokReleasedDeleted},
+		{"* kwok.kwok-v0.7-fast.finalizer.reported_bug *_after_seconds (*)", kwokStripped},
+		{"action * (create *) 2s earlier", kwokCreateEarlier},
+		{"action 7 (create plain-kubelet) earlier: its distance to what follows ×2", kwokCreateEarlier},
+		{"action * (force-delete *) 2s *", kwokForceMoved},
+		{"action 18 (force-delete finalizer-faithful) * its distance to what follows *", kwokForceMoved},
+		{"action * (remove-finalizers *) 2s earlier", kwokReleaseEarlier},
+		{"action 21 (remove-finalizers finalizer-kwok-v08-fast) * its distance to what follows *", kwokReleaseEarlier},
 	},
 	"graceful": {
 		{"watch gap in the events watch *", gapKubeEvents},

@@ -141,6 +141,20 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.stage_sets"},
 		},
 		{
+			// A mutant no claim killed: the create moved after the pod's
+			// ADDED (2 s later: after its delete, even).
+			name: "a fake pod was watched before the lab created it",
+			mutate: func(rec *evidence.Record) {
+				for i, a := range rec.Actions {
+					if a.Kind == evidence.ActionCreate && a.Target == "plain-kwok-v08-fast" {
+						rec.Actions[i].StartedAt = a.StartedAt.Add(2 * time.Second)
+						rec.Actions[i].FinishedAt = a.FinishedAt.Add(2 * time.Second)
+					}
+				}
+			},
+			fails: []string{"kwok.stage_sets"},
+		},
+		{
 			name: "the stage sets were not recorded",
 			mutate: func(rec *evidence.Record) {
 				rec.Notes = nil
@@ -212,6 +226,64 @@ func TestContradictingRecordsFail(t *testing.T) {
 			fails: []string{"kwok.kwok-v0.7-fast.plain.grace_collapsed_never_terminated"},
 		},
 		{
+			// A mutant no claim killed (internal/mutants): the stop was timed
+			// from another pod's delete, sent at the same moment.
+			name: "the reference pod's delete was not recorded",
+			mutate: func(rec *evidence.Record) {
+				rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool {
+					return a.Kind == evidence.ActionDelete && a.Target == "plain-kubelet"
+				})
+			},
+			fails: []string{"kwok.kubelet.plain.reference_stopped", "kwok.faithful.plain.matches_kubelet"},
+		},
+		{
+			// The same sequence, but the faithful pod went before the lab
+			// removed its finalizer (at grace 0 no transition shows the
+			// finalizer go): a mutant no claim killed.
+			name: "the faithful pod was DELETED before the lab removed its finalizer",
+			mutate: func(rec *evidence.Record) {
+				for i, a := range rec.Actions {
+					if a.Kind == evidence.ActionRemoveFinalizers && a.Target == "finalizer-faithful" {
+						rec.Actions[i].StartedAt = a.StartedAt.Add(2 * time.Second)
+						rec.Actions[i].FinishedAt = a.FinishedAt.Add(2 * time.Second)
+					}
+				}
+			},
+			fails: []string{"kwok.faithful.finalizer.matches_kubelet"},
+		},
+		{
+			// Mutants no claim killed: a delete 2 s earlier is sent before
+			// the pod's create, and still inside every timing's bound.
+			name: "the faithful pod's delete was sent before its create",
+			mutate: func(rec *evidence.Record) {
+				moveAction(rec, evidence.ActionDelete, "plain-faithful", -2*time.Second)
+			},
+			fails: []string{"kwok.faithful.plain.matches_kubelet"},
+		},
+		{
+			name: "the reference pod was watched before the lab created it",
+			mutate: func(rec *evidence.Record) {
+				moveAction(rec, evidence.ActionCreate, "plain-kubelet", 700*time.Millisecond)
+			},
+			fails: []string{"kwok.faithful.plain.matches_kubelet"},
+		},
+		{
+			name: "the lab never force-deleted kwok v0.8's finalizer pod",
+			mutate: func(rec *evidence.Record) {
+				rec.Actions = slices.DeleteFunc(rec.Actions, func(a evidence.Action) bool {
+					return a.Kind == evidence.ActionForceDelete && a.Target == "finalizer-kwok-v08-fast"
+				})
+			},
+			fails: []string{"kwok.kwok-v0.8-fast.finalizer.grace_collapsed_never_terminated"},
+		},
+		{
+			name: "kwok v0.8's pod was deleted before it was there",
+			mutate: func(rec *evidence.Record) {
+				moveAction(rec, evidence.ActionDelete, "plain-kwok-v08-fast", -2*time.Second)
+			},
+			fails: []string{"kwok.kwok-v0.8-fast.plain.grace_collapsed_never_terminated"},
+		},
+		{
 			name: "crictl never saw the real container stop",
 			mutate: func(rec *evidence.Record) {
 				var keep []evidence.ContainerObservation
@@ -230,6 +302,15 @@ func TestContradictingRecordsFail(t *testing.T) {
 			tc.mutate(rec)
 			labtest.OnlyFail(t, Claims(rec), tc.fails...)
 		})
+	}
+}
+
+// moveAction moves the lab's request of the kind on the pod by d.
+func moveAction(rec *evidence.Record, kind evidence.ActionKind, pod string, d time.Duration) {
+	for i, a := range rec.Actions {
+		if a.Kind == kind && a.Target == pod {
+			rec.Actions[i].StartedAt, rec.Actions[i].FinishedAt = a.StartedAt.Add(d), a.FinishedAt.Add(d)
+		}
 	}
 }
 
