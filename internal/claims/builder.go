@@ -59,6 +59,15 @@ func (b *Builder) WithinClocks(iv evidence.Interval, lo, hi time.Duration, what 
 	return b.k.withinClocks(iv, lo, hi, what)
 }
 
+// CausedWithin decides 0 ≤ iv ≤ hi for an interval from a cause to its
+// effect (a delete to the kubelet's reaction to it): below 0 only by more
+// than the clocks' uncertainty contradicts it (notBeforeCause: within it is
+// what a caused event looks like across two clocks, no reason to leave the
+// claim unchecked); the upper bound is WithinClocks'.
+func (b *Builder) CausedWithin(iv evidence.Interval, hi time.Duration, what string) bool {
+	return b.k.notBeforeCause(iv, 0) && b.k.withinClocks(iv, noLowerBound, hi, what)
+}
+
 // ObserveInterval records an interval's corrected value under key (ending in
 // _seconds), and the clocks' correction and uncertainty beside it.
 func (b *Builder) ObserveInterval(key string, iv evidence.Interval) { b.k.observeInterval(key, iv) }

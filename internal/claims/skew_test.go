@@ -178,3 +178,33 @@ func TestACausedEventWithinTheClocksUncertaintyIsAfter(t *testing.T) {
 	// Sent at 10.101 s: the DELETED came 51 ms before it.
 	want(t, DeletedWithin(script(100*time.Millisecond), gone), Fail, "before the force-delete request")
 }
+
+// A kubelet's reaction timed 8 ms ± 22 ms after the delete it reacts to is
+// decided, not left unchecked (lab:sidecar's Killing event was, in a soak
+// of 2026-12-07, while its lower bound was WithinClocks' 0); one before it
+// by more than the uncertainty fails, and one straddling its upper bound
+// is still not checked.
+func TestCausedWithin(t *testing.T) {
+	iv := func(d, u time.Duration) evidence.Interval {
+		return evidence.Interval{D: d, Uncertainty: u, Clocks: []evidence.ClockOffset{{Clock: "apiserver", Offset: -0.021, Uncertainty: u.Seconds()}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		iv      evidence.Interval
+		verdict Verdict
+		reason  string
+	}{
+		{"8 ms ± 22 ms after", iv(8*time.Millisecond, 22*time.Millisecond), Pass, ""},
+		{"10 ms ± 22 ms before", iv(-10*time.Millisecond, 22*time.Millisecond), Pass, ""},
+		{"50 ms ± 22 ms before", iv(-50*time.Millisecond, 22*time.Millisecond), Fail, "reacted"},
+		{"1 s ± 22 ms after, bound 1 s", iv(time.Second, 22*time.Millisecond), NotChecked, "its bound 1s lies within that"},
+		{"2 s after, bound 1 s", iv(2*time.Second, 22*time.Millisecond), Fail, "reacted"},
+	} {
+		b := NewBuilder("c", "s", "events.jsonl")
+		b.Require(b.CausedWithin(tc.iv, time.Second, "the reaction"), "reacted %s", tc.iv.D)
+		c := b.Done()
+		if c.Verdict != tc.verdict || !strings.Contains(c.Reason, tc.reason) {
+			t.Errorf("%s: %s (%s), want %s (%q)", tc.name, c.Verdict, c.Reason, tc.verdict, tc.reason)
+		}
+	}
+}

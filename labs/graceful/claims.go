@@ -267,7 +267,7 @@ func sigtermAfterPreStop(rec *evidence.Record, fs []facts) claims.Claim {
 			k.ObserveInterval("exec_prestop_started_after_delete_seconds", startIv)
 			k.Observe("exec_prestop_ran_seconds", secs(end))
 			k.Observe("exec_sigterm_after_prestop_end_seconds", secs(sig.Sub(*l.PreStopEndAt)))
-			k.Require(k.WithinClocks(startIv, 0, claims.KubeletSyncAllowance, "exec-sleep's preStop start after the delete"), "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
+			k.Require(k.CausedWithin(startIv, claims.KubeletSyncAllowance, "exec-sleep's preStop start after the delete"), "exec-sleep: the preStop started %.3f s after the delete", start.Seconds())
 			k.Require(end >= preStopSleep, "exec-sleep: the preStop ran %.3f s, less than its %s", end.Seconds(), sec(preStopSleep))
 			after := sig.Sub(*l.PreStopEndAt)
 			// The hook's end line and the SIGTERM are one node's clock.
@@ -320,7 +320,7 @@ func preStopCountsAgainstGrace(rec *evidence.Record, fs []facts) claims.Claim {
 	d := iv.D
 	hookIv := f.sinceDelete(rec, *l.PreStopStartAt)
 	k.ObserveInterval("prestop_started_after_delete_seconds", hookIv)
-	k.Require(k.WithinClocks(hookIv, 0, claims.KubeletSyncAllowance, "prestop-overrun's preStop start after the delete"), "prestop-overrun: the preStop started %.3f s after the delete", hookIv.D.Seconds())
+	k.Require(k.CausedWithin(hookIv, claims.KubeletSyncAllowance, "prestop-overrun's preStop start after the delete"), "prestop-overrun: the preStop started %.3f s after the delete", hookIv.D.Seconds())
 	k.ObserveInterval("sigterm_after_delete_seconds", iv)
 	k.Observe("sigterm_after_prestop_start_seconds", secs(fromHook))
 	k.Require(k.WithinClocks(iv, overrunGrace, claims.NoUpperBound, "prestop-overrun's SIGTERM after the delete"), "SIGTERM %.3f s after the delete, before the %s grace period ended", d.Seconds(), sec(overrunGrace))

@@ -210,7 +210,7 @@ func finalizedByController(b *claims.Builder, rec *evidence.Record, ns string, r
 		return
 	}
 	b.Observe("finalized_by", finalized.User)
-	b.Require(b.WithinClocks(rec.Between(release, atServer(finalized.ReceivedAt)), 0, claims.NoUpperBound, "the time from the release to the namespace controller's finalize"),
+	b.Require(b.CausedWithin(rec.Between(release, atServer(finalized.ReceivedAt)), claims.NoUpperBound, "the time from the release to the namespace controller's finalize"),
 		"the namespace controller finalized namespace %s before the release", ns)
 }
 

@@ -343,7 +343,7 @@ func preStopWithMain(rec *evidence.Record, p podRun) claims.Claim {
 			continue
 		}
 		d := v.between(rec, key(name)+"_stopping_after_delete_seconds", *p.Deleted, evidence.OnHost(*c.Stopping))
-		v.Require(v.WithinClocks(d, 0, stoppingWithin, "the time from the delete to the Killing event for "+name), "the Killing event for %s came %s after the delete, not within %s", name, d.D.Round(time.Millisecond), sec(stoppingWithin))
+		v.Require(v.CausedWithin(d, stoppingWithin, "the time from the delete to the Killing event for "+name), "the Killing event for %s came %s after the delete, not within %s", name, d.D.Round(time.Millisecond), sec(stoppingWithin))
 		if first == nil || c.Stopping.Before(*first) {
 			first = c.Stopping
 		}
