@@ -1,6 +1,10 @@
 package claims
 
-import "github.com/termlab/termlab/internal/evidence"
+import (
+	"time"
+
+	"github.com/termlab/termlab/internal/evidence"
+)
 
 // PodGCUser is the pod garbage collector's identity: kube-controller-manager
 // runs each controller with its own service account
@@ -17,7 +21,8 @@ type DeletedBy struct {
 }
 
 // DeletedByUser decides, from the audit log, that the request that removed
-// the pod was sent by the user with gracePeriodSeconds 0. Only the audit log
+// the pod was sent by the user with gracePeriodSeconds 0, and received
+// before the watch showed the pod DELETED (where it did). Only the audit log
 // says who sent a request: without one the claim is not checked (a watch
 // event carries no requester, and the DELETED alone cannot tell the pod GC's
 // force delete from anyone else's).
@@ -37,6 +42,15 @@ func DeletedByUser(rec *evidence.Record, d DeletedBy) Claim {
 		k.observe("deleted_request_received_at", stamp(e.ReceivedAt))
 		k.require(e.User == d.User, "the request that removed pod %s was sent by %s, not %s (audit log, %s)", d.Pod, e.User, d.User, stamp(e.ReceivedAt))
 		k.require(e.GracePeriodSeconds != nil && *e.GracePeriodSeconds == 0, "the request that removed pod %s carried gracePeriodSeconds %s, not 0 (audit log)", d.Pod, int64String(e.GracePeriodSeconds))
+		// The removal writes the DELETED the watch shows: the request that
+		// removed the pod was received before it. The receipt is the API
+		// server's stamp, the DELETED the host's: only an interval below 0
+		// by more than the clocks' uncertainty contradicts that.
+		if gone, ok := rec.Deleted(d.Pod); ok {
+			k.cite(eventsFile)
+			iv := rec.Between(evidence.Stamp{Time: e.ReceivedAt, Clock: evidence.ClockAPIServer}, evidence.OnHost(gone.ObservedAt))
+			k.require(k.notBeforeCause(iv, 0), "the watch showed pod %s DELETED at %s, %s before the API server received the request that removed it (audit log, %s): that request did not remove it", d.Pod, stamp(gone.ObservedAt), (-iv.D).Round(time.Millisecond), stamp(e.ReceivedAt))
+		}
 		return k.done()
 	}
 	return k.missing("the audit log has no request that removed pod %s", d.Pod)

@@ -224,7 +224,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.DeletedByUser(rec, claims.DeletedBy{
 			ID:        idDeletedByPodGC,
-			Statement: fmt.Sprintf("The request that removed pod %s was the pod garbage collector's force delete: the API server's audit log names its sender %s and gracePeriodSeconds 0. Only the audit log says who sent a request: without one this is not checked.", pod, claims.PodGCUser),
+			Statement: fmt.Sprintf("The request that removed pod %s was the pod garbage collector's force delete: the API server's audit log names its sender %s and gracePeriodSeconds 0, and received it before the watch showed the pod DELETED. Only the audit log says who sent a request: without one this is not checked.", pod, claims.PodGCUser),
 			Pod:       pod, User: claims.PodGCUser,
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
