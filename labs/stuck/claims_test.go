@@ -1,6 +1,7 @@
 package stuck
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -211,4 +212,60 @@ func TestDeletedBySomebodyElseFails(t *testing.T) {
 			labtest.OnlyFail(t, Claims(rec), idDeletedByPodGC)
 		})
 	}
+}
+
+// The pod GC patches the phase to Failed before its force delete: with the
+// audit log, a Failed written by anyone else, or received only after the
+// watch showed it, fails the claim on who deleted it, and only that one.
+func TestMarkedFailedBySomebodyElseFails(t *testing.T) {
+	isPodGCStatusWrite := func(e evidence.AuditEvent) bool {
+		return e.Resource == "pods" && e.Name == pod && e.Subresource == "status" && e.User == claims.PodGCUser
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(rec *evidence.Record) int
+	}{
+		{"written by a person", func(rec *evidence.Record) (n int) {
+			for i, e := range rec.Audit {
+				if isPodGCStatusWrite(e) {
+					rec.Audit[i].User = "kubernetes-admin"
+					n++
+				}
+			}
+			return n
+		}},
+		{"not in the audit log", func(rec *evidence.Record) int {
+			n := len(rec.Audit)
+			rec.Audit = slices.DeleteFunc(rec.Audit, isPodGCStatusWrite)
+			return n - len(rec.Audit)
+		}},
+		// Recorded: received 0.058 s ± 0.042 s before the watch showed the pod
+		// Failed (0.098 s by the two clocks' own readings).
+		{"received 2 s after the watch showed the pod Failed", func(rec *evidence.Record) (n int) {
+			for i, e := range rec.Audit {
+				if isPodGCStatusWrite(e) {
+					rec.Audit[i].ReceivedAt = e.ReceivedAt.Add(2 * time.Second)
+					rec.Audit[i].CompletedAt = e.CompletedAt.Add(2 * time.Second)
+					n++
+				}
+			}
+			return n
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			if tc.mutate(rec) == 0 {
+				t.Fatal("the recorded run's audit log has no status write of the pod by the pod GC")
+			}
+			labtest.OnlyFail(t, Claims(rec), idDeletedByPodGC)
+		})
+	}
+}
+
+// A cluster's audit policy may keep no status writes: then the log cannot
+// say who marked the pod Failed, and the claim rests on the delete alone.
+func TestAuditLogWithoutStatusWritesLeavesWhoMarkedItFailedOpen(t *testing.T) {
+	rec := load(t)
+	rec.Audit = slices.DeleteFunc(rec.Audit, func(e evidence.AuditEvent) bool { return e.Subresource == "status" })
+	labtest.AllPass(t, Claims(rec), 8)
 }
