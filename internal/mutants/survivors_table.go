@@ -257,6 +257,36 @@ var Survivors = map[string][]Reason{
 		{"watch gap in the nodes watch over step 4 (taint termlab-worker2 out-of-service and wait for the pod GC to delete stuck)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 5 (remove the taint, start the kubelet on termlab-worker2 and watch the container)", gapNodesOutside},
 		{"watch gap in the nodes watch over step 6 (wait for termlab-worker2 to be Ready again)", gapNodesOutside},
+		{"* stuck.stays_terminating marked_after_seconds (*)", stuckMarkedSooner},
+		{"* stuck.container_running_after_gone first_seen_running_after_deleted_seconds (*)", runningLookMoved},
+		{"shrink ×0.5 stuck.container_stopped_after_kubelet_restart *", stuckKilledSooner},
+		{"action 5 (start-kubelet termlab-worker2) 2s later", stuckKilledSooner},
+		{"action 5 (start-kubelet termlab-worker2) later: its distance to what follows ×0.5", stuckKilledSooner},
+		{"action 0 (create stuck) dropped", stuckCreateClock},
+		{"action 0 (create stuck) *earlier*", stuckCreateClock},
+		{"audit entry 0 (*", stuckCreateClock},
+		{"action 1 (stop-kubelet termlab-worker2) 2s *", stuckStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) earlier: its distance to what follows ×2", stuckStopMoved},
+		{"action 1 (stop-kubelet termlab-worker2) later: its distance to what follows ×0.5", stuckStopMoved},
+		{"action 3 (taint-node termlab-worker2) 2s later", stuckTaintLater},
+		{"action 3 (taint-node termlab-worker2) later: its distance to what follows ×0.5", stuckTaintLater},
+		{"action 4 (untaint-node termlab-worker2) *", stuckUntaint},
+		{"audit entry 14 (*", stuckUntaint},
+		{"audit entry 1 (*", stuckStartUpAudit},
+		{"audit entry 2 (*", stuckStartUpAudit},
+		{"audit entry 3 (*", stuckStartUpAudit},
+		{"audit entry 4 (*", stuckStartUpAudit},
+		{"audit entry 5 (*", stuckDeleteAudit},
+		{"audit entry 6 (*", stuckNodeTaintsAudit},
+		{"audit entry 7 (*", stuckNodeTaintsAudit},
+		{"audit entry 8 (*", stuckNodeControllerPod},
+		{"audit entry 9 (*", stuckTaintAudit},
+		{"audit entry 10 (*", stuckNodeControllerPod},
+		{"audit entry 11 (*", stuckNodeControllerPod},
+		{"audit entry 15 (*", afterUntaint},
+		{"audit entry 16 (*", afterUntaint},
+		{"audit entry 17 (*", afterUntaint},
+		{"audit entry 18 (*", cleanup},
 	},
 	"statefulset": {
 		{"watch gap in the events watch *", gapKubeEvents},
@@ -582,3 +612,20 @@ var Survivors = map[string][]Reason{
 		{"action 23 (delete-nodes *) *", scaleNodesDeleteUnread},
 	},
 }
+
+// lab:stuck's reasons for #44 item 3's operators (its actions, its audit
+// log, its untolerated timings), read against
+// labs/stuck/testdata/20261204-023938-30a1.
+const (
+	stuckMarkedSooner      = "reviewed: stays_terminating bounds the deletionTimestamp's arrival in the watch above only, within 1 s of the delete request (claims.WatchAllowance: the API server writes it before it answers): 0.028 s ×2 stays far inside, and ×0.5 (0.014 s, still after the request, from which the claim looks for it) is a faster watch, which contradicts nothing it states"
+	stuckKilledSooner      = "reviewed: container_stopped_after_kubelet_restart bounds the kill after the kubelet's start above only (4.5 s: its first housekeeping, every 2 s, can come as soon as it runs) and requires it after the start; halved, or with the start moved 2 s later or halfway to what follows, the kill comes 1.26–2.06 s after the start, still after it: a faster kubelet, which contradicts nothing it states (stopped_after_deleted_seconds is observed, not bounded)"
+	stuckCreateClock       = "reviewed: besides watch_order's check that the pod is first seen after its create was sent (which a create dropped, or moved earlier, leaves holding), lab:stuck's claims read the create only through the API server's clock: it and the delete are the two probes of evidence.APIServerOffset (-0.040 s ± 0.042 s here). Without the create's probe (action dropped, its audit entry dropped or not a person's) the delete alone measures it (-0.054 s ± 0.060 s); with its audit entry made a second delete, neither probe is left and the API server's clock is taken as the host's, which it is on a kind cluster reached by docker exec (evidence.Record.SharesHostClock; measured here 0.040 s off); moved earlier, or its audit entry 2 s later, the probes disagree and the offset spans them both (its uncertainty up to ±1.85 s). Every interval read on that clock keeps its verdict: the grace deadline to the taint (41.2 s, against the 15 s termlab arranges) and pod_gc_deleted_by's requests before the watch events they cause, where a wider uncertainty only widens what counts as after"
+	stuckStopMoved         = "reviewed: node_not_ready and node_unreachable_taint time the kubelet stop (NotReady 49.9 s, the taint 50.1 s after it): moved 2 s either way they stay inside 39.6–65 s and 39.6–70 s, what the node controller's grace period and period allow (and node_not_ready's tolerance, ±25.4 s); its distance to the delete, from its end, is 2 ms, so ×2 or ×0.5 of it moves nothing measurable. stays_terminating and pod_gc_deleted only need it before the delete and the DELETED (kubelet_stopped_since is observed)"
+	stuckTaintLater        = "reviewed: the pod GC runs every 20 s, unsynchronised with the taint, so its Failed and DELETED may follow the taint by anything from 0 to 25 s (pod_gc_deleted bounds them above and orders them after it): moved 2 s later, or halfway to the untaint (8.9 s), the taint still precedes them (the DELETED 14.2 s and 7.4 s after it), and the hold before it that stays_terminating arranges only grows. Its audit entry then lies outside the request's window and the action stands on termlab's own record, which the claims say (taint_node_source)"
+	stuckUntaint           = "reviewed: no claim reads the taint's removal, termlab's cleanup of its out-of-service taint before the kubelet's start (nor its audit entry, which AuditFor passes over for the taint's own, nearer one): the claims' windows end at the DELETED and at the kubelet's start, its own action"
+	stuckStartUpAudit      = "reviewed: the pod's start-up as the API server logged it (the scheduler's binding, the kubelet's status patches): no claim reads who started the pod, and pod_gc_deleted_by needs the pod GC's own status write before the pod turned Failed, which is still there"
+	stuckDeleteAudit       = "reviewed: termlab's delete as the API server logged it: stays_terminating checks it against the action (answered 2xx, a grace period, not 0) where the log has it, and it probes the API server's clock with the create; dropped, not a person's, or not a delete, the action stands on termlab's own record and the claim says so (delete_source), while the delete's effect is read from the watch itself (its deletionTimestamp 0.028 s after the request, grace 30); moved 2 s later, the clock's probes disagree, the offset spans both and the entry still matches inside the widened slack"
+	stuckTaintAudit        = "reviewed: termlab's taint as the API server logged it: stays_terminating and pod_gc_deleted check it only for a 2xx answer (audited); dropped, not a person's, not an update or 2 s away, the taint stands on termlab's own record and the claims say so (taint_node_source). Taint and untaint are two updates of one node, so neither probes the API server's clock"
+	stuckNodeTaintsAudit   = "reviewed: the node lifecycle controller's patches of the node (the unreachable taints) as logged: node_unreachable_taint reads the taint from the node watch (0.04 s after the NoExecute patch was received here); no claim reads who wrote it"
+	stuckNodeControllerPod = "reviewed: the node lifecycle controller's writes of the pod as logged (its Ready=False status at NotReady; the out-of-service taint's eviction, TaintManagerEviction: a status patch and a graceful delete, grace 30, that only marks the pod again): stays_terminating reads the pod's state from the watch, pod_gc_deleted_by only the request that removed the pod (the object gone, not marked) and a status write of the pod GC's before the pod turned Failed, which any other writer's beside it leaves standing"
+)

@@ -1,6 +1,7 @@
 package stuck
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -35,7 +36,8 @@ func TestContradictingRecordsFail(t *testing.T) {
 					}
 				}
 			},
-			fails: []string{"stuck.stays_terminating", "stuck.pod_gc_deleted"},
+			// …and so the pod GC's delete, received after it, did not remove it.
+			fails: []string{"stuck.stays_terminating", "stuck.pod_gc_deleted", idDeletedByPodGC},
 		},
 		{
 			name: "the pod watch was down while the object was Terminating",
@@ -176,8 +178,9 @@ func TestNoAuditLogLeavesWhoDeletedItOpen(t *testing.T) {
 	}
 }
 
-// With the audit log, a delete sent by anyone but the pod GC, or with a
-// grace period, fails the claim on who deleted it, and only that one.
+// With the audit log, a delete sent by anyone but the pod GC, with a grace
+// period, or received after the watch showed the pod gone, fails the claim
+// on who deleted it, and only that one.
 func TestDeletedBySomebodyElseFails(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -185,6 +188,14 @@ func TestDeletedBySomebodyElseFails(t *testing.T) {
 	}{
 		{"sent by a person", func(e *evidence.AuditEvent) { e.User = "kubernetes-admin" }},
 		{"sent with a grace period", func(e *evidence.AuditEvent) { g := int64(30); e.GracePeriodSeconds = &g }},
+		// Recorded: the DELETED read 0.035 s after the receipt, or
+		// -0.004 s ± 0.042 s once the API server's measured offset
+		// (-0.040 s ± 0.042 s) corrects the receipt: within the clocks'
+		// uncertainty of 0, as a caused event is.
+		{"received 2 s after the watch showed the pod DELETED", func(e *evidence.AuditEvent) {
+			e.ReceivedAt = e.ReceivedAt.Add(2 * time.Second)
+			e.CompletedAt = e.CompletedAt.Add(2 * time.Second)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := load(t)
@@ -201,4 +212,60 @@ func TestDeletedBySomebodyElseFails(t *testing.T) {
 			labtest.OnlyFail(t, Claims(rec), idDeletedByPodGC)
 		})
 	}
+}
+
+// The pod GC patches the phase to Failed before its force delete: with the
+// audit log, a Failed written by anyone else, or received only after the
+// watch showed it, fails the claim on who deleted it, and only that one.
+func TestMarkedFailedBySomebodyElseFails(t *testing.T) {
+	isPodGCStatusWrite := func(e evidence.AuditEvent) bool {
+		return e.Resource == "pods" && e.Name == pod && e.Subresource == "status" && e.User == claims.PodGCUser
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(rec *evidence.Record) int
+	}{
+		{"written by a person", func(rec *evidence.Record) (n int) {
+			for i, e := range rec.Audit {
+				if isPodGCStatusWrite(e) {
+					rec.Audit[i].User = "kubernetes-admin"
+					n++
+				}
+			}
+			return n
+		}},
+		{"not in the audit log", func(rec *evidence.Record) int {
+			n := len(rec.Audit)
+			rec.Audit = slices.DeleteFunc(rec.Audit, isPodGCStatusWrite)
+			return n - len(rec.Audit)
+		}},
+		// Recorded: received 0.058 s ± 0.042 s before the watch showed the pod
+		// Failed (0.098 s by the two clocks' own readings).
+		{"received 2 s after the watch showed the pod Failed", func(rec *evidence.Record) (n int) {
+			for i, e := range rec.Audit {
+				if isPodGCStatusWrite(e) {
+					rec.Audit[i].ReceivedAt = e.ReceivedAt.Add(2 * time.Second)
+					rec.Audit[i].CompletedAt = e.CompletedAt.Add(2 * time.Second)
+					n++
+				}
+			}
+			return n
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := load(t)
+			if tc.mutate(rec) == 0 {
+				t.Fatal("the recorded run's audit log has no status write of the pod by the pod GC")
+			}
+			labtest.OnlyFail(t, Claims(rec), idDeletedByPodGC)
+		})
+	}
+}
+
+// A cluster's audit policy may keep no status writes: then the log cannot
+// say who marked the pod Failed, and the claim rests on the delete alone.
+func TestAuditLogWithoutStatusWritesLeavesWhoMarkedItFailedOpen(t *testing.T) {
+	rec := load(t)
+	rec.Audit = slices.DeleteFunc(rec.Audit, func(e evidence.AuditEvent) bool { return e.Subresource == "status" })
+	labtest.AllPass(t, Claims(rec), 8)
 }

@@ -224,8 +224,8 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		}),
 		claims.DeletedByUser(rec, claims.DeletedBy{
 			ID:        idDeletedByPodGC,
-			Statement: fmt.Sprintf("The request that removed pod %s was the pod garbage collector's force delete: the API server's audit log names its sender %s and gracePeriodSeconds 0. Only the audit log says who sent a request: without one this is not checked.", pod, claims.PodGCUser),
-			Pod:       pod, User: claims.PodGCUser,
+			Statement: fmt.Sprintf("The requests that marked pod %s Failed and removed it were the pod garbage collector's: the API server's audit log names %s as the sender of a status write received before the watch showed the pod Failed (it patches the phase first), and of the force delete (gracePeriodSeconds 0) received before the watch showed it DELETED. Only the audit log says who sent a request: without one this is not checked (and who wrote the status is left open by one that keeps no status writes of the pod).", pod, claims.PodGCUser),
+			Pod:       pod, User: claims.PodGCUser, MarkedFailed: true,
 		}),
 		claims.RunningAfterDeleted(rec, claims.Orphaned{
 			ID:        "stuck.container_running_after_gone",
