@@ -108,19 +108,6 @@ type Fidelity struct {
 	Requests []evidence.ActionKind
 }
 
-// createdBefore requires the pod's first watch event after the lab's create
-// request, where the record has one: the object watched is the one the
-// request made (a pod already there would have made the create fail, and
-// is not the lab's).
-func createdBefore(k *check, rec *evidence.Record, pod string) {
-	create, ok := rec.Action(evidence.ActionCreate, pod)
-	events := rec.EventsFor(pod)
-	if !ok || len(events) == 0 {
-		return
-	}
-	k.require(!events[0].ObservedAt.Before(create.StartedAt), "pod %s was watched (%s rv=%s at %s) before the lab's create request at %s: the object is not the one it made", pod, events[0].Type, events[0].ResourceVersion, stamp(events[0].ObservedAt), stamp(create.StartedAt))
-}
-
 // requestPlaces lists the lab's requests of the kinds on the pod, each with
 // the number of the pod's deletion transitions observed before it was sent
 // (as Sequence in labs/kwok places them).
@@ -168,11 +155,6 @@ func SameDeletion(rec *evidence.Record, f Fidelity) Claim {
 		k.observe("reference_requests", rp)
 		k.observe("candidate_requests", cp)
 		k.require(slices.Equal(rp, cp), "the lab's requests on %s fell elsewhere among its transitions than on %s (the reference): %q, reference %q", f.Candidate, f.Reference, cp, rp)
-		if slices.Contains(f.Requests, evidence.ActionCreate) {
-			for _, pod := range []string{f.Reference, f.Candidate} {
-				createdBefore(k, rec, pod)
-			}
-		}
 	}
 	return k.done()
 }
@@ -375,7 +357,6 @@ func PlayedBy(rec *evidence.Record, p Played) Claim {
 		}
 		sets[pod] = sent[p.Label]
 		k.require(sent[p.Label] == want, "pod %s was created with %s=%q, want %q", pod, p.Label, sent[p.Label], want)
-		createdBefore(k, rec, pod)
 		for _, e := range rec.EventsFor(pod) {
 			if e.NodeName != "" && nodes[pod] == "" {
 				nodes[pod] = e.NodeName

@@ -58,7 +58,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 	}
 	out := []claims.Claim{claims.PlayedBy(rec, claims.Played{
 		ID:        "kwok.stage_sets",
-		Statement: fmt.Sprintf("Each fake-node pod was created by the lab (its first watch event after the create request) with the label %s=<set> of its stage set, kept it, was bound to a kwok fake node, and that set's Stage objects were installed (recorded in %s): no pod was played by another set's stages.", kwok.StageSetLabel, StageSetsFile),
+		Statement: fmt.Sprintf("Each fake-node pod was created by the lab (first seen after its create request: kwok.watch_order) with the label %s=<set> of its stage set, kept it, was bound to a kwok fake node, and that set's Stage objects were installed (recorded in %s): no pod was played by another set's stages.", kwok.StageSetLabel, StageSetsFile),
 		Label:     kwok.StageSetLabel, Pods: fake, FakeNodePrefix: kwok.FakeNodePrefix,
 		Installed: installedStageSets(rec), Evidence: StageSetsFile,
 	})}
@@ -66,7 +66,7 @@ func Claims(rec *evidence.Record) []claims.Claim {
 		ref := PodName(sc.Name, Kubelet)
 		out = append(out, claims.SameDeletion(rec, claims.Fidelity{
 			ID: fmt.Sprintf("kwok.%s.%s.matches_kubelet", kwok.SetFaithful, sc.Name),
-			Statement: fmt.Sprintf("Scenario %q (%s): on a fake node under the %s stage set, pod %s goes through exactly the deletion transitions that the kubelet gives pod %s on a real worker (deletionTimestamp, deletionGracePeriodSeconds, finalizers, container states, Ready, phase, DELETED; times, UIDs and resourceVersions aside), both observed from deletionTimestamp to DELETED, with the lab's requests on each (create, delete, force delete, finalizer removal) in the same order and at the same places among the transitions, each pod watched only after its create: the deletion begins after the lab's delete, and with a finalizer the object stays until the lab removes it.",
+			Statement: fmt.Sprintf("Scenario %q (%s): on a fake node under the %s stage set, pod %s goes through exactly the deletion transitions that the kubelet gives pod %s on a real worker (deletionTimestamp, deletionGracePeriodSeconds, finalizers, container states, Ready, phase, DELETED; times, UIDs and resourceVersions aside), both observed from deletionTimestamp to DELETED, with the lab's requests on each (create, delete, force delete, finalizer removal) in the same order and at the same places among the transitions (each pod first seen after its create: kwok.watch_order): the deletion begins after the lab's delete, and with a finalizer the object stays until the lab removes it.",
 				sc.Name, sc.Title, kwok.SetFaithful, PodName(sc.Name, kwok.SetFaithful), ref),
 			Reference: ref, Candidate: PodName(sc.Name, kwok.SetFaithful), Requests: append([]evidence.ActionKind{evidence.ActionCreate}, labActions...),
 		}))

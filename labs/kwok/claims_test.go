@@ -152,7 +152,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 					}
 				}
 			},
-			fails: []string{"kwok.stage_sets", "kwok.watch_order"},
+			fails: []string{"kwok.watch_order"},
 		},
 		{
 			name: "the stage sets were not recorded",
@@ -265,7 +265,7 @@ func TestContradictingRecordsFail(t *testing.T) {
 			mutate: func(rec *evidence.Record) {
 				moveAction(rec, evidence.ActionCreate, "plain-kubelet", 700*time.Millisecond)
 			},
-			fails: []string{"kwok.faithful.plain.matches_kubelet", "kwok.watch_order"},
+			fails: []string{"kwok.watch_order"},
 		},
 		{
 			name: "the lab never force-deleted kwok v0.8's finalizer pod",
